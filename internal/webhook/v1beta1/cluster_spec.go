@@ -1,0 +1,134 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta1
+
+import (
+	"net"
+	"strings"
+
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+)
+
+// defaultClusterSpec sets the defaults of a cluster spec; applying it twice
+// changes nothing.
+func defaultClusterSpec(spec *infrav1.KubernetesClusterSpec) {
+	if spec.ControlPlaneService.Type == "" {
+		spec.ControlPlaneService.Type = infrav1.ServiceTypeClusterIP
+	}
+	if spec.ControlPlaneService.Port == 0 {
+		spec.ControlPlaneService.Port = infrav1.DefaultAPIServerPort
+	}
+	if spec.HostingCluster != nil && spec.HostingCluster.Key == "" {
+		spec.HostingCluster.Key = infrav1.DefaultKubeconfigKey
+	}
+}
+
+// validateClusterSpec checks a cluster spec; every error names its field.
+func validateClusterSpec(spec *infrav1.KubernetesClusterSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, validateEndpoint(spec.ControlPlaneEndpoint, path.Child("controlPlaneEndpoint"))...)
+	errs = append(errs, validateHostingCluster(spec.HostingCluster, path.Child("hostingCluster"))...)
+	errs = append(errs, validateControlPlaneService(spec.ControlPlaneService, path.Child("controlPlaneService"))...)
+	errs = append(errs, validateFailureDomains(spec.FailureDomains, path.Child("failureDomains"))...)
+	return errs
+}
+
+func validateEndpoint(endpoint clusterv1.APIEndpoint, path *field.Path) field.ErrorList {
+	if endpoint.Host == "" && endpoint.Port == 0 {
+		return nil
+	}
+	var errs field.ErrorList
+	if net.ParseIP(endpoint.Host) == nil && len(validation.IsDNS1123Subdomain(endpoint.Host)) > 0 {
+		errs = append(errs, field.Invalid(path.Child("host"), endpoint.Host, "must be an IP address or a DNS name"))
+	}
+	errs = append(errs, validatePort(endpoint.Port, path.Child("port"))...)
+	return errs
+}
+
+func validatePort(port int32, path *field.Path) field.ErrorList {
+	if port < 1 || port > 65535 {
+		return field.ErrorList{field.Invalid(path, port, "must be between 1 and 65535")}
+	}
+	return nil
+}
+
+func validateHostingCluster(hosting *infrav1.HostingClusterReference, path *field.Path) field.ErrorList {
+	if hosting == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if hosting.SecretName == "" {
+		errs = append(errs, field.Required(path.Child("secretName"), "names the kubeconfig Secret in the cluster's namespace"))
+	}
+	errs = append(errs, validateDNSSubdomain(hosting.SecretName, path.Child("secretName"))...)
+	for _, msg := range validation.IsConfigMapKey(hosting.Key) {
+		errs = append(errs, field.Invalid(path.Child("key"), hosting.Key, msg))
+	}
+	if hosting.Namespace != "" {
+		for _, msg := range validation.IsDNS1123Label(hosting.Namespace) {
+			errs = append(errs, field.Invalid(path.Child("namespace"), hosting.Namespace, msg))
+		}
+	}
+	return errs
+}
+
+var supportedServiceTypes = []string{
+	string(infrav1.ServiceTypeClusterIP), string(infrav1.ServiceTypeNodePort), string(infrav1.ServiceTypeLoadBalancer),
+}
+
+func validateControlPlaneService(service infrav1.ControlPlaneService, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if !sets.New(supportedServiceTypes...).Has(string(service.Type)) {
+		errs = append(errs, field.NotSupported(path.Child("type"), service.Type, supportedServiceTypes))
+	}
+	errs = append(errs, validatePort(service.Port, path.Child("port"))...)
+	errs = append(errs, metav1validation.ValidateLabels(service.Labels, path.Child("labels"))...)
+	errs = append(errs, apivalidation.ValidateAnnotations(service.Annotations, path.Child("annotations"))...)
+	for key := range service.Labels {
+		if strings.HasPrefix(key, reservedLabelPrefix) {
+			errs = append(errs, field.Forbidden(path.Child("labels").Key(key), "is set by the provider to find its Services"))
+		}
+	}
+	return errs
+}
+
+func validateFailureDomains(domains []clusterv1.FailureDomain, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	for i, domain := range domains {
+		p := path.Index(i).Child("name")
+		switch {
+		case domain.Name == "":
+			errs = append(errs, field.Required(p, "names the failure domain"))
+		case seen.Has(domain.Name):
+			errs = append(errs, field.Duplicate(p, domain.Name))
+		default:
+			for _, msg := range validation.IsValidLabelValue(domain.Name) {
+				errs = append(errs, field.Invalid(p, domain.Name, msg+" (it becomes the value of a zone label)"))
+			}
+		}
+		seen.Insert(domain.Name)
+	}
+	return errs
+}

@@ -1,0 +1,162 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package envtest starts a real kube-apiserver and etcd (built from source by
+// hack/kube-binaries.sh) with the project's CRDs, webhooks and conversion wired to
+// a manager in the test process, for tests that talk to the API.
+package envtest
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+
+	infrav1alpha1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1alpha1"
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	webhookv1beta1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/webhook/v1beta1"
+)
+
+// Environment is a running kube-apiserver and etcd with the project's CRDs, and a
+// manager serving the project's webhooks.
+type Environment struct {
+	Config  *rest.Config
+	Client  client.Client
+	Scheme  *kruntime.Scheme
+	Manager ctrl.Manager
+
+	env    *crenvtest.Environment
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// Options adds to what every Environment has.
+type Options struct {
+	// ExtraCRDPaths are more CRD files or folders to install, e.g. Cluster API's.
+	ExtraCRDPaths []string
+	// Setup registers controllers with the manager before it starts.
+	Setup func(ctrl.Manager) error
+}
+
+// RepositoryRoot is the root of this repository.
+func RepositoryRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// NewScheme returns a scheme with the Kubernetes, Cluster API and provider types.
+func NewScheme() (*kruntime.Scheme, error) {
+	scheme := kruntime.NewScheme()
+	for _, add := range []func(*kruntime.Scheme) error{
+		clientgoscheme.AddToScheme, clusterv1.AddToScheme, infrav1.AddToScheme, infrav1alpha1.AddToScheme,
+	} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	return scheme, nil
+}
+
+// Start starts the API server and the manager; Stop ends both.
+func Start(opts Options) (*Environment, error) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run the tests with 'make test', which builds etcd and kube-apiserver and sets it")
+	}
+	scheme, err := NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	root := RepositoryRoot()
+	env := &crenvtest.Environment{
+		Scheme:                scheme,
+		CRDDirectoryPaths:     append([]string{filepath.Join(root, "config", "crd", "bases")}, opts.ExtraCRDPaths...),
+		ErrorIfCRDPathMissing: true,
+		WebhookInstallOptions: crenvtest.WebhookInstallOptions{Paths: []string{filepath.Join(root, "config", "webhook")}},
+	}
+	config, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
+	}
+	e := &Environment{Config: config, Scheme: scheme, env: env, done: make(chan error, 1)}
+	if err := e.startManager(opts); err != nil {
+		return nil, errors.Join(err, env.Stop())
+	}
+	return e, nil
+}
+
+func (e *Environment) startManager(opts Options) error {
+	webhookOptions := e.env.WebhookInstallOptions
+	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+		Scheme:  e.Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: webhookOptions.LocalServingHost, Port: webhookOptions.LocalServingPort, CertDir: webhookOptions.LocalServingCertDir,
+		}),
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	if err := webhookv1beta1.SetupWebhooksWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up webhooks: %w", err)
+	}
+	if opts.Setup != nil {
+		if err := opts.Setup(mgr); err != nil {
+			return fmt.Errorf("setting up controllers: %w", err)
+		}
+	}
+	e.Manager, e.Client = mgr, mgr.GetClient()
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	go func() { e.done <- mgr.Start(ctx) }()
+	address := net.JoinHostPort(webhookOptions.LocalServingHost, strconv.Itoa(webhookOptions.LocalServingPort))
+	return waitForTLS(ctx, address)
+}
+
+// waitForTLS waits until the webhook server accepts TLS connections.
+func waitForTLS(ctx context.Context, address string) error {
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", address, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // local test server
+		if err != nil {
+			return false, nil
+		}
+		return true, conn.Close()
+	})
+}
+
+// Stop stops the manager, then the API server and etcd.
+func (e *Environment) Stop() error {
+	e.cancel()
+	managerErr := <-e.done
+	return errors.Join(managerErr, e.env.Stop())
+}
