@@ -18,8 +18,10 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"flag"
+	"fmt"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -29,6 +31,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -36,6 +39,8 @@ import (
 
 	infrav1alpha1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1alpha1"
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	infracontroller "github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/controller"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
 	webhookv1beta1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/webhook/v1beta1"
 )
 
@@ -110,7 +115,7 @@ func run(opts *options) error {
 	if !opts.enableHTTP2 {
 		tlsOptions = append(tlsOptions, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
 	}
-	cacheOptions := cache.Options{}
+	cacheOptions := cache.Options{ByObject: hosting.ManagementCacheOptions()}
 	if opts.watchNamespace != "" {
 		cacheOptions.DefaultNamespaces = map[string]cache.Config{opts.watchNamespace: {}}
 	}
@@ -132,11 +137,36 @@ func run(opts *options) error {
 	if err := webhookv1beta1.SetupWebhooksWithManager(mgr); err != nil {
 		return err
 	}
+	ctx := ctrl.SetupSignalHandler()
+	if err := setupControllers(ctx, mgr, opts); err != nil {
+		return err
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return err
 	}
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr.Start(ctx)
+}
+
+// setupControllers registers the hosting cluster registry and the reconcilers.
+func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) error {
+	registry := hosting.NewRegistry(mgr, opts.kubeAPIQPS, opts.kubeAPIBurst)
+	if err := mgr.Add(registry); err != nil {
+		return err
+	}
+	recorder := mgr.GetEventRecorder("kubernetes-provider")
+	controllerOptions := controller.Options{MaxConcurrentReconciles: opts.concurrency}
+	if err := (&infracontroller.KubernetesClusterReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Hosting: registry, Recorder: recorder, WatchFilter: opts.watchFilter,
+	}).SetupWithManager(ctx, mgr, controllerOptions); err != nil {
+		return fmt.Errorf("setting up the KubernetesCluster controller: %w", err)
+	}
+	if err := (&infracontroller.KubernetesMachineReconciler{
+		Client: mgr.GetClient(), Hosting: registry, Recorder: recorder, WatchFilter: opts.watchFilter,
+	}).SetupWithManager(ctx, mgr, controllerOptions); err != nil {
+		return fmt.Errorf("setting up the KubernetesMachine controller: %w", err)
+	}
+	return nil
 }

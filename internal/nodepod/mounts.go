@@ -32,6 +32,7 @@ var ReservedMountPaths = []string{
 	"/boot",
 	"/dev",
 	"/etc",
+	"/etc/capk", // the bootstrap Secret's mount (BootstrapMountPath)
 	"/lib",
 	"/lib/modules",
 	"/proc",

@@ -26,18 +26,23 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -45,6 +50,7 @@ import (
 
 	infrav1alpha1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1alpha1"
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
 	webhookv1beta1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/webhook/v1beta1"
 )
 
@@ -65,6 +71,8 @@ type Environment struct {
 type Options struct {
 	// ExtraCRDPaths are more CRD files or folders to install, e.g. Cluster API's.
 	ExtraCRDPaths []string
+	// ClusterAPICRDs installs Cluster API's Cluster and Machine CRDs.
+	ClusterAPICRDs bool
 	// Setup registers controllers with the manager before it starts.
 	Setup func(ctrl.Manager) error
 }
@@ -90,6 +98,7 @@ func NewScheme() (*kruntime.Scheme, error) {
 
 // Start starts the API server and the manager; Stop ends both.
 func Start(opts Options) (*Environment, error) {
+	setLogger()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run the tests with 'make test', which builds etcd and kube-apiserver and sets it")
 	}
@@ -98,9 +107,17 @@ func Start(opts Options) (*Environment, error) {
 		return nil, err
 	}
 	root := RepositoryRoot()
+	crdPaths := append([]string{filepath.Join(root, "config", "crd", "bases")}, opts.ExtraCRDPaths...)
+	if opts.ClusterAPICRDs {
+		capiCRDs, err := clusterAPICRDs()
+		if err != nil {
+			return nil, err
+		}
+		crdPaths = append(crdPaths, capiCRDs...)
+	}
 	env := &crenvtest.Environment{
 		Scheme:                scheme,
-		CRDDirectoryPaths:     append([]string{filepath.Join(root, "config", "crd", "bases")}, opts.ExtraCRDPaths...),
+		CRDDirectoryPaths:     crdPaths,
 		ErrorIfCRDPathMissing: true,
 		WebhookInstallOptions: crenvtest.WebhookInstallOptions{Paths: []string{filepath.Join(root, "config", "webhook")}},
 	}
@@ -119,6 +136,7 @@ func (e *Environment) startManager(opts Options) error {
 	webhookOptions := e.env.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
 		Scheme:  e.Scheme,
+		Cache:   cache.Options{ByObject: hosting.ManagementCacheOptions()},
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: webhookOptions.LocalServingHost, Port: webhookOptions.LocalServingPort, CertDir: webhookOptions.LocalServingCertDir,
@@ -141,6 +159,30 @@ func (e *Environment) startManager(opts Options) error {
 	go func() { e.done <- mgr.Start(ctx) }()
 	address := net.JoinHostPort(webhookOptions.LocalServingHost, strconv.Itoa(webhookOptions.LocalServingPort))
 	return waitForTLS(ctx, address)
+}
+
+// setLogger sends controller logs to stderr when CAPK_TEST_LOG is set, and
+// nowhere otherwise.
+func setLogger() {
+	if os.Getenv("CAPK_TEST_LOG") != "" {
+		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
+		return
+	}
+	ctrl.SetLogger(logr.Discard())
+}
+
+// clusterAPICRDs are the Cluster and Machine CRDs of the Cluster API module this
+// repository builds with, read from the module cache.
+func clusterAPICRDs() ([]string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api").Output()
+	if err != nil {
+		return nil, fmt.Errorf("finding the sigs.k8s.io/cluster-api module: %w", err)
+	}
+	bases := filepath.Join(strings.TrimSpace(string(out)), "core", "config", "crd", "bases")
+	return []string{
+		filepath.Join(bases, "cluster.x-k8s.io_clusters.yaml"),
+		filepath.Join(bases, "cluster.x-k8s.io_machines.yaml"),
+	}, nil
 }
 
 // waitForTLS waits until the webhook server accepts TLS connections.

@@ -1,0 +1,200 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/annotations"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/paused"
+	"sigs.k8s.io/cluster-api/util/predicates"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
+)
+
+// KubernetesClusterReconciler keeps a workload cluster's control-plane Service on
+// its hosting cluster and fills the cluster's endpoint and failure domains.
+type KubernetesClusterReconciler struct {
+	Client      client.Client
+	APIReader   client.Reader
+	Hosting     *hosting.Registry
+	Recorder    events.EventRecorder
+	WatchFilter string
+}
+
+// clusterScope is what one reconcile of a KubernetesCluster works on.
+type clusterScope struct {
+	kc      *infrav1.KubernetesCluster
+	cluster *clusterv1.Cluster
+	hosting *hosting.Cluster
+}
+
+// SetupWithManager registers the controller and its watches, including watches
+// on every remote hosting cluster.
+func (r *KubernetesClusterReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	log := ctrl.LoggerFrom(ctx)
+	if err := indexKubernetesClusterByHostingSecret(ctx, mgr); err != nil {
+		return err
+	}
+	serviceToCluster := handler.EnqueueRequestsFromMapFunc(r.serviceToKubernetesCluster)
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		For(&infrav1.KubernetesCluster{}).
+		WithOptions(options).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilter)).
+		Watches(&clusterv1.Cluster{},
+			handler.EnqueueRequestsFromMapFunc(util.ClusterToInfrastructureMapFunc(ctx, infrav1.GroupVersion.WithKind("KubernetesCluster"), mgr.GetClient(), &infrav1.KubernetesCluster{})),
+			builder.WithPredicates(predicates.ClusterPausedTransitions(mgr.GetScheme(), log))).
+		Watches(&infrav1.KubernetesMachine{}, handler.EnqueueRequestsFromMapFunc(r.machineToKubernetesCluster)).
+		Watches(&corev1.Service{}, serviceToCluster).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.kubeconfigToKubernetesClusters)).
+		WatchesRawSource(source.Channel(r.Hosting.HealthEvents(), &handler.EnqueueRequestForObject{})).
+		Build(r)
+	if err != nil {
+		return err
+	}
+	return r.Hosting.AddWatch(func(remote cache.Cache) error {
+		return c.Watch(source.Kind(remote, client.Object(&corev1.Service{}), serviceToCluster))
+	})
+}
+
+// Reconcile brings one KubernetesCluster closer to its desired state.
+func (r *KubernetesClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	log := ctrl.LoggerFrom(ctx)
+	kc := &infrav1.KubernetesCluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, kc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	cluster, err := util.GetOwnerCluster(ctx, r.Client, kc.ObjectMeta)
+	deletingWithoutCluster := apierrors.IsNotFound(err) && !kc.DeletionTimestamp.IsZero()
+	if err != nil && !deletingWithoutCluster {
+		return ctrl.Result{}, err
+	}
+	if cluster == nil && kc.DeletionTimestamp.IsZero() {
+		log.Info("Waiting for the Cluster controller to set the owner reference")
+		return ctrl.Result{}, nil
+	}
+	if annotations.IsExternallyManaged(kc) {
+		log.V(4).Info("Skipping an externally managed KubernetesCluster")
+		return ctrl.Result{}, nil
+	}
+	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, kc); err != nil || isPaused || requeue {
+		return ctrl.Result{}, err
+	}
+	patchHelper, err := patch.NewHelper(kc, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer func() {
+		if err := patchKubernetesCluster(ctx, patchHelper, kc); err != nil {
+			reterr = errors.Join(reterr, err)
+		}
+	}()
+	s := &clusterScope{kc: kc, cluster: cluster}
+	if !kc.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, s)
+	}
+	controllerutil.AddFinalizer(kc, infrav1.ClusterFinalizer)
+	return r.reconcileNormal(ctx, s)
+}
+
+func patchKubernetesCluster(ctx context.Context, patchHelper *patch.Helper, kc *infrav1.KubernetesCluster) error {
+	if err := conditions.SetSummaryCondition(kc, kc, clusterv1.ReadyCondition, conditions.ForConditionTypes{
+		infrav1.KubernetesClusterHostingClusterReachableCondition,
+		infrav1.KubernetesClusterLoadBalancerAvailableCondition,
+	}); err != nil {
+		return err
+	}
+	return patchHelper.Patch(ctx, kc, patch.WithOwnedConditions{Conditions: []string{
+		clusterv1.PausedCondition, clusterv1.ReadyCondition,
+		infrav1.KubernetesClusterHostingClusterReachableCondition,
+		infrav1.KubernetesClusterLoadBalancerAvailableCondition,
+	}})
+}
+
+func (r *KubernetesClusterReconciler) reconcileNormal(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
+	steps := []func(context.Context, *clusterScope) (ctrl.Result, error){
+		r.reconcileHosting,
+		r.reconcileService,
+		r.reconcileFailureDomains,
+	}
+	for _, step := range steps {
+		if res, err := step(ctx, s); err != nil || !res.IsZero() {
+			return res, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcileDelete removes the Service once no KubernetesMachine of the cluster
+// is left, then releases the hosting cluster and the finalizer.
+func (r *KubernetesClusterReconciler) reconcileDelete(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	machines, err := r.machinesOf(ctx, s.kc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(machines) > 0 {
+		log.Info("Waiting for the cluster's KubernetesMachines to be deleted", "count", len(machines))
+		return ctrl.Result{}, nil
+	}
+	if res, err := r.reconcileHosting(ctx, s); err != nil || !res.IsZero() {
+		return res, err
+	}
+	if err := r.deleteService(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.releaseKubeconfigSecret(ctx, s.kc); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.Hosting.Release(s.kc)
+	controllerutil.RemoveFinalizer(s.kc, infrav1.ClusterFinalizer)
+	log.Info("Deleted the hosting objects of the KubernetesCluster")
+	return ctrl.Result{}, nil
+}
+
+// machinesOf lists the KubernetesMachines of the cluster the KubernetesCluster
+// belongs to (Cluster API labels them with the cluster name).
+func (r *KubernetesClusterReconciler) machinesOf(ctx context.Context, kc *infrav1.KubernetesCluster) ([]infrav1.KubernetesMachine, error) {
+	clusterName := kc.Labels[clusterv1.ClusterNameLabel]
+	if clusterName == "" {
+		return nil, nil
+	}
+	list := &infrav1.KubernetesMachineList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(kc.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: clusterName}); err != nil {
+		return nil, fmt.Errorf("listing KubernetesMachines of %s: %w", klog.KObj(kc), err)
+	}
+	return list.Items, nil
+}

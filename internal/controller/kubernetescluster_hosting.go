@@ -1,0 +1,327 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
+)
+
+// KubeconfigFinalizer keeps a hosting kubeconfig Secret while a KubernetesCluster
+// still needs it to delete its hosting objects.
+const KubeconfigFinalizer = "infrastructure.cluster.x-k8s.io/hosting-kubeconfig"
+
+// zoneLabel is the well-known label failure domains are discovered from.
+const zoneLabel = "topology.kubernetes.io/zone"
+
+// reconcileHosting connects to the hosting cluster and reports whether it answers.
+func (r *KubernetesClusterReconciler) reconcileHosting(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
+	if err := r.protectKubeconfigSecret(ctx, s.kc); err != nil {
+		return ctrl.Result{}, err
+	}
+	hostingCluster, err := r.Hosting.For(ctx, s.kc)
+	if err != nil {
+		reason := infrav1.KubernetesClusterHostingClusterUnreachableReason
+		if errors.Is(err, hosting.ErrInvalidKubeconfig) {
+			reason = infrav1.KubernetesClusterHostingClusterInvalidReason
+		}
+		conditions.Set(s.kc, metav1.Condition{
+			Type: infrav1.KubernetesClusterHostingClusterReachableCondition, Status: metav1.ConditionFalse,
+			Reason: reason, Message: err.Error(),
+		})
+		if reason == infrav1.KubernetesClusterHostingClusterInvalidReason {
+			// A change of the Secret wakes the cluster up; retrying alone cannot help.
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	s.hosting = hostingCluster
+	conditions.Set(s.kc, metav1.Condition{
+		Type: infrav1.KubernetesClusterHostingClusterReachableCondition, Status: metav1.ConditionTrue,
+		Reason: infrav1.KubernetesClusterHostingClusterReachableReason,
+	})
+	return ctrl.Result{}, nil
+}
+
+// protectKubeconfigSecret labels the kubeconfig Secret so it is watched and moves
+// with the cluster under clusterctl move, and adds a finalizer so it cannot be
+// deleted while the cluster still needs it.
+func (r *KubernetesClusterReconciler) protectKubeconfigSecret(ctx context.Context, kc *infrav1.KubernetesCluster) error {
+	if kc.Spec.HostingCluster == nil || !kc.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	secret := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: kc.Namespace, Name: kc.Spec.HostingCluster.SecretName}
+	err := r.Client.Get(ctx, key, secret)
+	if apierrors.IsNotFound(err) {
+		// Not labelled yet, so not in the cache: read it once from the API server.
+		err = r.APIReader.Get(ctx, key, secret)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil // the registry reports the missing Secret as a condition
+	}
+	if err != nil {
+		return fmt.Errorf("reading Secret %s: %w", key, err)
+	}
+	return r.labelKubeconfigSecret(ctx, secret, kc)
+}
+
+func (r *KubernetesClusterReconciler) labelKubeconfigSecret(ctx context.Context, secret *corev1.Secret, kc *infrav1.KubernetesCluster) error {
+	_, labelled := secret.Labels[hosting.KubeconfigLabel]
+	_, movable := secret.Labels[clusterctlv1.ClusterctlMoveLabel]
+	_, cached := secret.Labels[clusterv1.ClusterNameLabel]
+	if labelled && movable && cached && controllerutil.ContainsFinalizer(secret, KubeconfigFinalizer) {
+		return nil
+	}
+	original := secret.DeepCopy()
+	if secret.Labels == nil {
+		secret.Labels = map[string]string{}
+	}
+	secret.Labels[hosting.KubeconfigLabel] = "true"
+	secret.Labels[clusterctlv1.ClusterctlMoveLabel] = ""
+	if !cached {
+		secret.Labels[clusterv1.ClusterNameLabel] = clusterNameOf(kc)
+	}
+	controllerutil.AddFinalizer(secret, KubeconfigFinalizer)
+	if err := r.Client.Patch(ctx, secret, client.MergeFrom(original)); err != nil {
+		return fmt.Errorf("labelling Secret %s: %w", klog.KObj(secret), err)
+	}
+	return nil
+}
+
+// releaseKubeconfigSecret drops the Secret's finalizer once no other
+// KubernetesCluster of the namespace uses it.
+func (r *KubernetesClusterReconciler) releaseKubeconfigSecret(ctx context.Context, kc *infrav1.KubernetesCluster) error {
+	if kc.Spec.HostingCluster == nil {
+		return nil
+	}
+	users := &infrav1.KubernetesClusterList{}
+	if err := r.Client.List(ctx, users, client.InNamespace(kc.Namespace), client.MatchingFields{hostingSecretIndex: kc.Spec.HostingCluster.SecretName}); err != nil {
+		return fmt.Errorf("listing KubernetesClusters using Secret %s: %w", kc.Spec.HostingCluster.SecretName, err)
+	}
+	for _, user := range users.Items {
+		if user.Name != kc.Name {
+			return nil
+		}
+	}
+	secret := &corev1.Secret{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: kc.Namespace, Name: kc.Spec.HostingCluster.SecretName}, secret); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	original := secret.DeepCopy()
+	if !controllerutil.RemoveFinalizer(secret, KubeconfigFinalizer) {
+		return nil
+	}
+	return client.IgnoreNotFound(r.Client.Patch(ctx, secret, client.MergeFrom(original)))
+}
+
+// reconcileService creates or updates the control-plane Service and fills the
+// endpoint from it.
+func (r *KubernetesClusterReconciler) reconcileService(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
+	desired := nodepod.NewService(s.kc.Namespace, clusterNameOf(s.kc), s.hosting.Namespace, s.kc.Spec.ControlPlaneService)
+	service, err := r.applyService(ctx, s.hosting, desired)
+	if err != nil {
+		conditions.Set(s.kc, metav1.Condition{
+			Type: infrav1.KubernetesClusterLoadBalancerAvailableCondition, Status: metav1.ConditionFalse,
+			Reason: "ServiceNotApplied", Message: err.Error(),
+		})
+		return ctrl.Result{}, err
+	}
+	endpoint, waiting := s.kc.Spec.ControlPlaneEndpoint, ""
+	if !endpoint.IsValid() {
+		endpoint, waiting = r.endpointOf(ctx, s.hosting, service)
+	}
+	if waiting != "" {
+		conditions.Set(s.kc, metav1.Condition{
+			Type: infrav1.KubernetesClusterLoadBalancerAvailableCondition, Status: metav1.ConditionFalse,
+			Reason: infrav1.KubernetesClusterLoadBalancerWaitingForAddressReason, Message: waiting,
+		})
+		return ctrl.Result{}, nil
+	}
+	s.kc.Spec.ControlPlaneEndpoint = endpoint
+	s.kc.Status.Initialization.Provisioned = ptr.To(true)
+	conditions.Set(s.kc, metav1.Condition{
+		Type: infrav1.KubernetesClusterLoadBalancerAvailableCondition, Status: metav1.ConditionTrue,
+		Reason:  infrav1.KubernetesClusterLoadBalancerAvailableReason,
+		Message: fmt.Sprintf("Service %s/%s serves %s", service.Namespace, service.Name, net.JoinHostPort(endpoint.Host, strconv.Itoa(int(endpoint.Port)))),
+	})
+	return ctrl.Result{}, nil
+}
+
+// applyService creates the Service or brings the fields the provider owns back
+// to the desired values, leaving fields the API server fills alone.
+func (r *KubernetesClusterReconciler) applyService(ctx context.Context, hostingCluster *hosting.Cluster, desired *corev1.Service) (*corev1.Service, error) {
+	existing := &corev1.Service{}
+	err := hostingCluster.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	if apierrors.IsNotFound(err) {
+		if err := hostingCluster.Client.Create(ctx, desired); err != nil {
+			return nil, fmt.Errorf("creating Service %s on %s: %w", klog.KObj(desired), hostingCluster.Description, err)
+		}
+		return desired, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Service %s on %s: %w", klog.KObj(desired), hostingCluster.Description, err)
+	}
+	updated := existing.DeepCopy()
+	updated.Labels, updated.Annotations = desired.Labels, desired.Annotations
+	updated.Spec.Type, updated.Spec.Selector = desired.Spec.Type, desired.Spec.Selector
+	updated.Spec.PublishNotReadyAddresses = desired.Spec.PublishNotReadyAddresses
+	updated.Spec.Ports = mergeServicePorts(existing.Spec.Ports, desired.Spec.Ports)
+	if equality.Semantic.DeepEqual(existing, updated) {
+		return existing, nil
+	}
+	if err := hostingCluster.Client.Update(ctx, updated); err != nil {
+		return nil, fmt.Errorf("updating Service %s on %s: %w", klog.KObj(updated), hostingCluster.Description, err)
+	}
+	return updated, nil
+}
+
+// mergeServicePorts keeps the node ports the API server allocated.
+func mergeServicePorts(existing, desired []corev1.ServicePort) []corev1.ServicePort {
+	merged := make([]corev1.ServicePort, len(desired))
+	for i, port := range desired {
+		merged[i] = port
+		for _, old := range existing {
+			if old.Name == port.Name && port.NodePort == 0 {
+				merged[i].NodePort = old.NodePort
+			}
+		}
+	}
+	return merged
+}
+
+// endpointOf derives the control-plane endpoint from the Service, or says what it
+// waits for.
+func (r *KubernetesClusterReconciler) endpointOf(ctx context.Context, hostingCluster *hosting.Cluster, service *corev1.Service) (clusterv1.APIEndpoint, string) {
+	port := service.Spec.Ports[0]
+	switch service.Spec.Type {
+	case corev1.ServiceTypeLoadBalancer:
+		for _, ingress := range service.Status.LoadBalancer.Ingress {
+			if host := firstNonEmpty(ingress.IP, ingress.Hostname); host != "" {
+				return clusterv1.APIEndpoint{Host: host, Port: port.Port}, ""
+			}
+		}
+		return clusterv1.APIEndpoint{}, "waiting for the hosting cluster's load balancer to give the Service an address"
+	case corev1.ServiceTypeNodePort:
+		host, err := firstNodeAddress(ctx, hostingCluster)
+		if err != nil || host == "" || port.NodePort == 0 {
+			return clusterv1.APIEndpoint{}, fmt.Sprintf("waiting for a hosting node address and a node port: %v", err)
+		}
+		return clusterv1.APIEndpoint{Host: host, Port: port.NodePort}, ""
+	default:
+		if service.Spec.ClusterIP == "" || service.Spec.ClusterIP == corev1.ClusterIPNone {
+			return clusterv1.APIEndpoint{}, "waiting for the Service's cluster IP"
+		}
+		return clusterv1.APIEndpoint{Host: service.Spec.ClusterIP, Port: port.Port}, ""
+	}
+}
+
+// firstNodeAddress returns the InternalIP of the hosting node whose name sorts
+// first, so the choice is stable.
+func firstNodeAddress(ctx context.Context, hostingCluster *hosting.Cluster) (string, error) {
+	nodes := &corev1.NodeList{}
+	if err := hostingCluster.Reader.List(ctx, nodes); err != nil {
+		return "", fmt.Errorf("listing nodes of %s: %w", hostingCluster.Description, err)
+	}
+	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
+	for _, node := range nodes.Items {
+		for _, address := range node.Status.Addresses {
+			if address.Type == corev1.NodeInternalIP {
+				return address.Address, nil
+			}
+		}
+	}
+	return "", errors.New("no hosting node has an InternalIP")
+}
+
+// reconcileFailureDomains publishes the spec's failure domains, or the zones of
+// the hosting nodes.
+func (r *KubernetesClusterReconciler) reconcileFailureDomains(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
+	if len(s.kc.Spec.FailureDomains) > 0 {
+		s.kc.Status.FailureDomains = s.kc.Spec.FailureDomains
+		return ctrl.Result{}, nil
+	}
+	nodes := &corev1.NodeList{}
+	if err := s.hosting.Reader.List(ctx, nodes); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing nodes of %s: %w", s.hosting.Description, err)
+	}
+	zones := map[string]bool{}
+	for _, node := range nodes.Items {
+		if zone := node.Labels[zoneLabel]; zone != "" {
+			zones[zone] = true
+		}
+	}
+	var domains []clusterv1.FailureDomain
+	for zone := range zones {
+		domains = append(domains, clusterv1.FailureDomain{Name: zone, ControlPlane: ptr.To(true)})
+	}
+	sort.Slice(domains, func(i, j int) bool { return domains[i].Name < domains[j].Name })
+	s.kc.Status.FailureDomains = domains
+	return ctrl.Result{}, nil
+}
+
+func (r *KubernetesClusterReconciler) deleteService(ctx context.Context, s *clusterScope) error {
+	service := &corev1.Service{}
+	service.Namespace, service.Name = s.hosting.Namespace, nodepod.ServiceName(clusterNameOf(s.kc))
+	if err := s.hosting.Client.Delete(ctx, service); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting Service %s on %s: %w", klog.KObj(service), s.hosting.Description, err)
+	}
+	return nil
+}
+
+// clusterNameOf is the name of the Cluster API Cluster a KubernetesCluster belongs to.
+func clusterNameOf(kc *infrav1.KubernetesCluster) string {
+	if name := kc.Labels[clusterv1.ClusterNameLabel]; name != "" {
+		return name
+	}
+	for _, owner := range kc.OwnerReferences {
+		if owner.Kind == "Cluster" {
+			return owner.Name
+		}
+	}
+	return kc.Name
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, value := range values {
+		if value != "" {
+			return value
+		}
+	}
+	return ""
+}

@@ -1,0 +1,89 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
+)
+
+// hostingSecretIndex indexes KubernetesClusters by the kubeconfig Secret they use.
+const hostingSecretIndex = "spec.hostingCluster.secretName"
+
+func indexKubernetesClusterByHostingSecret(ctx context.Context, mgr ctrl.Manager) error {
+	return mgr.GetFieldIndexer().IndexField(ctx, &infrav1.KubernetesCluster{}, hostingSecretIndex, func(obj client.Object) []string {
+		kc := obj.(*infrav1.KubernetesCluster)
+		if kc.Spec.HostingCluster == nil {
+			return nil
+		}
+		return []string{kc.Spec.HostingCluster.SecretName}
+	})
+}
+
+// serviceToKubernetesCluster maps a control-plane Service to its KubernetesCluster
+// through the Cluster named in the Service's labels.
+func (r *KubernetesClusterReconciler) serviceToKubernetesCluster(ctx context.Context, obj client.Object) []reconcile.Request {
+	namespace, name := obj.GetLabels()[infrav1.ClusterNamespaceLabel], obj.GetLabels()[clusterv1.ClusterNameLabel]
+	if namespace == "" || name == "" {
+		return nil
+	}
+	cluster := &clusterv1.Cluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, cluster); err != nil {
+		return nil
+	}
+	ref := cluster.Spec.InfrastructureRef
+	if ref.Kind != "KubernetesCluster" || ref.APIGroup != infrav1.GroupVersion.Group {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: namespace, Name: ref.Name}}}
+}
+
+// machineToKubernetesCluster wakes a deleting KubernetesCluster when one of its
+// machines changes or goes away.
+func (r *KubernetesClusterReconciler) machineToKubernetesCluster(ctx context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetLabels()[clusterv1.ClusterNameLabel]
+	if name == "" {
+		return nil
+	}
+	labelled := obj.DeepCopyObject().(client.Object)
+	labelled.SetLabels(map[string]string{clusterv1.ClusterNameLabel: name, infrav1.ClusterNamespaceLabel: obj.GetNamespace()})
+	return r.serviceToKubernetesCluster(ctx, labelled)
+}
+
+// kubeconfigToKubernetesClusters wakes the clusters that use a hosting kubeconfig
+// Secret, so a changed kubeconfig rebuilds the hosting client.
+func (r *KubernetesClusterReconciler) kubeconfigToKubernetesClusters(ctx context.Context, obj client.Object) []reconcile.Request {
+	if _, ok := obj.GetLabels()[hosting.KubeconfigLabel]; !ok {
+		return nil
+	}
+	users := &infrav1.KubernetesClusterList{}
+	if err := r.Client.List(ctx, users, client.InNamespace(obj.GetNamespace()), client.MatchingFields{hostingSecretIndex: obj.GetName()}); err != nil {
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(users.Items))
+	for _, user := range users.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&user)})
+	}
+	return requests
+}

@@ -1,0 +1,231 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/annotations"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/paused"
+	"sigs.k8s.io/cluster-api/util/predicates"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
+)
+
+// KubernetesMachineReconciler runs one node Pod per KubernetesMachine on the
+// hosting cluster and reports its provisioning and bootstrap.
+type KubernetesMachineReconciler struct {
+	Client      client.Client
+	Hosting     *hosting.Registry
+	Recorder    events.EventRecorder
+	WatchFilter string
+}
+
+// machineScope is what one reconcile of a KubernetesMachine works on.
+type machineScope struct {
+	km      *infrav1.KubernetesMachine
+	machine *clusterv1.Machine
+	cluster *clusterv1.Cluster
+	kc      *infrav1.KubernetesCluster
+	hosting *hosting.Cluster
+	node    nodepod.Machine
+	pod     *corev1.Pod
+	// waiting stops the chain of steps without an error or a requeue: an event
+	// (a Machine, Cluster or Pod change) brings the next reconcile.
+	waiting bool
+}
+
+func (s *machineScope) stop() bool { return s.waiting }
+
+// SetupWithManager registers the controller; hosting Pods on the management
+// cluster and on every remote hosting cluster wake their KubernetesMachine.
+func (r *KubernetesMachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	log := ctrl.LoggerFrom(ctx)
+	podToMachine := handler.EnqueueRequestsFromMapFunc(podToKubernetesMachine)
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		For(&infrav1.KubernetesMachine{}).
+		WithOptions(options).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilter)).
+		Watches(&clusterv1.Machine{},
+			handler.EnqueueRequestsFromMapFunc(util.MachineToInfrastructureMapFunc(infrav1.GroupVersion.WithKind("KubernetesMachine")))).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToKubernetesMachines),
+			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log))).
+		Watches(&corev1.Pod{}, podToMachine).
+		Watches(&corev1.Secret{}, podToMachine).
+		Watches(&corev1.PersistentVolumeClaim{}, podToMachine).
+		Build(r)
+	if err != nil {
+		return err
+	}
+	return r.Hosting.AddWatch(func(remote cache.Cache) error {
+		for _, obj := range []client.Object{&corev1.Pod{}, &corev1.Secret{}, &corev1.PersistentVolumeClaim{}} {
+			if err := c.Watch(source.Kind(remote, obj, podToMachine)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// podToKubernetesMachine maps a node Pod, or its bootstrap Secret or claim, to
+// the KubernetesMachine named in its labels.
+func podToKubernetesMachine(_ context.Context, obj client.Object) []reconcile.Request {
+	namespace, name := obj.GetLabels()[infrav1.ClusterNamespaceLabel], obj.GetLabels()[infrav1.MachineNameLabel]
+	if namespace == "" || name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: namespace, Name: name}}}
+}
+
+func (r *KubernetesMachineReconciler) clusterToKubernetesMachines(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &infrav1.KubernetesMachineList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{clusterv1.ClusterNameLabel: obj.GetName()}); err != nil {
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return requests
+}
+
+// Reconcile brings one KubernetesMachine closer to its desired state.
+func (r *KubernetesMachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	km := &infrav1.KubernetesMachine{}
+	if err := r.Client.Get(ctx, req.NamespacedName, km); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if annotations.IsExternallyManaged(km) {
+		return ctrl.Result{}, nil
+	}
+	s, err := r.newMachineScope(ctx, km)
+	if err != nil || s == nil {
+		return ctrl.Result{}, err
+	}
+	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, s.cluster, km); err != nil || isPaused || requeue {
+		return ctrl.Result{}, err
+	}
+	patchHelper, err := patch.NewHelper(km, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer func() {
+		if err := patchKubernetesMachine(ctx, patchHelper, km); err != nil {
+			reterr = errors.Join(reterr, err)
+		}
+	}()
+	if !km.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, s)
+	}
+	controllerutil.AddFinalizer(km, infrav1.MachineFinalizer)
+	return r.reconcileNormal(ctx, s)
+}
+
+// newMachineScope finds the owner Machine and Cluster; it returns nil (and logs)
+// while the owner Machine is not set yet.
+func (r *KubernetesMachineReconciler) newMachineScope(ctx context.Context, km *infrav1.KubernetesMachine) (*machineScope, error) {
+	log := ctrl.LoggerFrom(ctx)
+	machine, err := util.GetOwnerMachine(ctx, r.Client, km.ObjectMeta)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	if machine == nil && km.DeletionTimestamp.IsZero() {
+		log.Info("Waiting for the Machine controller to set the owner reference")
+		return nil, nil
+	}
+	cluster, err := util.GetClusterFromMetadata(ctx, r.Client, km.ObjectMeta)
+	if err != nil && km.DeletionTimestamp.IsZero() {
+		log.Info("Waiting for the KubernetesMachine's Cluster", "reason", err.Error())
+		return nil, nil
+	}
+	return &machineScope{km: km, machine: machine, cluster: cluster}, nil
+}
+
+func patchKubernetesMachine(ctx context.Context, patchHelper *patch.Helper, km *infrav1.KubernetesMachine) error {
+	if err := conditions.SetSummaryCondition(km, km, clusterv1.ReadyCondition, conditions.ForConditionTypes{
+		infrav1.KubernetesMachinePodProvisionedCondition,
+		infrav1.KubernetesMachineBootstrapSucceededCondition,
+	}); err != nil {
+		return err
+	}
+	return patchHelper.Patch(ctx, km, patch.WithOwnedConditions{Conditions: []string{
+		clusterv1.PausedCondition, clusterv1.ReadyCondition,
+		infrav1.KubernetesMachinePodProvisionedCondition,
+		infrav1.KubernetesMachineBootstrapSucceededCondition,
+	}})
+}
+
+func (r *KubernetesMachineReconciler) reconcileNormal(ctx context.Context, s *machineScope) (ctrl.Result, error) {
+	steps := []func(context.Context, *machineScope) (ctrl.Result, error){
+		r.waitForClusterInfrastructure,
+		r.reconcileHosting,
+		r.waitForBootstrapData,
+		r.reconcileBootstrapSecret,
+		r.reconcileClaims,
+		r.reconcilePod,
+		r.reconcileProvisioned,
+		r.reconcileBootstrapStatus,
+	}
+	for _, step := range steps {
+		if res, err := step(ctx, s); err != nil || !res.IsZero() || s.stop() {
+			return res, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcileDelete removes the node Pod, then its bootstrap Secret and claims,
+// then the finalizer; it never leaves hosting objects behind.
+func (r *KubernetesMachineReconciler) reconcileDelete(ctx context.Context, s *machineScope) (ctrl.Result, error) {
+	if res, err := r.reconcileHosting(ctx, s); err != nil || !res.IsZero() {
+		return res, err
+	}
+	if s.hosting == nil {
+		// Only a KubernetesCluster whose finalizer was removed by hand can be gone
+		// before its machines; nothing tells where the node Pod ran.
+		r.Recorder.Eventf(s.km, nil, corev1.EventTypeWarning, "HostingClusterUnknown", "Delete",
+			"The KubernetesCluster is gone; node Pod %s may be left on its hosting cluster", nodepod.PodName(s.km.Name))
+		controllerutil.RemoveFinalizer(s.km, infrav1.MachineFinalizer)
+		return ctrl.Result{}, nil
+	}
+	gone, err := r.deleteHostingObjects(ctx, s)
+	if err != nil || !gone {
+		return ctrl.Result{}, err
+	}
+	controllerutil.RemoveFinalizer(s.km, infrav1.MachineFinalizer)
+	r.Recorder.Eventf(s.km, nil, corev1.EventTypeNormal, "NodePodDeleted", "Delete", "Deleted node Pod %s/%s and its bootstrap Secret and claims", s.hosting.Namespace, nodepod.PodName(s.km.Name))
+	return ctrl.Result{}, nil
+}

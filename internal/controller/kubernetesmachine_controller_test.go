@@ -1,0 +1,304 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
+)
+
+// testMachine is a Machine with its KubernetesMachine and bootstrap data, as CAPI
+// and the kubeadm bootstrap provider leave them.
+type testMachine struct {
+	machine *clusterv1.Machine
+	km      *infrav1.KubernetesMachine
+}
+
+type machineOptions struct {
+	controlPlane  bool
+	bootstrapData bool
+	spec          infrav1.KubernetesMachineSpec
+}
+
+func newTestMachine(g Gomega, tc *testCluster, name string, opts machineOptions) *testMachine {
+	ctx := context.Background()
+	labels := map[string]string{clusterv1.ClusterNameLabel: tc.cluster.Name}
+	if opts.controlPlane {
+		labels[clusterv1.MachineControlPlaneLabel] = ""
+	}
+	machine := &clusterv1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: tc.namespace, Name: name, Labels: labels},
+		Spec: clusterv1.MachineSpec{
+			ClusterName: tc.cluster.Name,
+			Version:     "v1.36.3",
+			Bootstrap:   clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{APIGroup: "bootstrap.cluster.x-k8s.io", Kind: "KubeadmConfig", Name: name}},
+			InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+				APIGroup: infrav1.GroupVersion.Group, Kind: "KubernetesMachine", Name: name,
+			},
+		},
+	}
+	g.Expect(env.Client.Create(ctx, machine)).To(Succeed())
+	km := &infrav1.KubernetesMachine{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: tc.namespace, Name: name, Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: name, UID: machine.UID, Controller: ptr.To(true),
+			}},
+		},
+		Spec: opts.spec,
+	}
+	g.Expect(env.Client.Create(ctx, km)).To(Succeed())
+	tm := &testMachine{machine: machine, km: km}
+	if opts.bootstrapData {
+		tm.giveBootstrapData(g, "worker-join.yaml")
+	}
+	return tm
+}
+
+// giveBootstrapData does what the kubeadm bootstrap provider does: a data Secret
+// and the Machine's dataSecretName.
+func (tm *testMachine) giveBootstrapData(g Gomega, fixture string) {
+	ctx := context.Background()
+	data, err := os.ReadFile(filepath.Join(envtest.RepositoryRoot(), "internal", "bootstrap", "testdata", fixture))
+	g.Expect(err).NotTo(HaveOccurred())
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: tm.machine.Namespace, Name: tm.machine.Name + "-bootstrap-data",
+			Labels: map[string]string{clusterv1.ClusterNameLabel: tm.machine.Spec.ClusterName}},
+		Data: map[string][]byte{"value": data, "format": []byte("cloud-config")},
+	}
+	g.Expect(env.Client.Create(ctx, secret)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(tm.machine), tm.machine)).To(Succeed())
+	tm.machine.Spec.Bootstrap.DataSecretName = ptr.To(secret.Name)
+	g.Expect(env.Client.Update(ctx, tm.machine)).To(Succeed())
+}
+
+func eventuallyKubernetesMachine(g Gomega, key client.ObjectKey, check func(Gomega, *infrav1.KubernetesMachine)) *infrav1.KubernetesMachine {
+	km := &infrav1.KubernetesMachine{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(context.Background(), key, km)).To(Succeed())
+		check(g, km)
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	return km
+}
+
+func eventuallyPod(g Gomega, hostingClient client.Client, key client.ObjectKey) *corev1.Pod {
+	pod := &corev1.Pod{}
+	g.Eventually(func() error { return hostingClient.Get(context.Background(), key, pod) }, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	return pod
+}
+
+// setPodRunning plays the kubelet: the Pod runs with an IP, ready or not.
+func setPodRunning(g Gomega, hostingClient client.Client, pod *corev1.Pod, ready bool, started time.Time) {
+	readiness := corev1.ConditionFalse
+	if ready {
+		readiness = corev1.ConditionTrue
+	}
+	pod.Status = corev1.PodStatus{
+		Phase: corev1.PodRunning, PodIP: "10.244.0.7", StartTime: &metav1.Time{Time: started},
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: readiness}},
+	}
+	g.Expect(hostingClient.Status().Update(context.Background(), pod)).To(Succeed())
+}
+
+func podKey(tc *testCluster, machineName string) client.ObjectKey {
+	return client.ObjectKey{Namespace: tc.namespace, Name: nodepod.PodName(machineName)}
+}
+
+func TestMachineShowsWhatItWaitsFor(t *testing.T) {
+	g := NewWithT(t)
+	tc := newTestCluster(t, g, newNamespace(t), "waits", infrav1.KubernetesClusterSpec{})
+	tm := newTestMachine(g, tc, "waits-md-0", machineOptions{})
+
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		c := conditionOf(km.Status.Conditions, infrav1.KubernetesMachinePodProvisionedCondition)
+		g.Expect(c.Reason).To(Equal(infrav1.KubernetesMachineWaitingForClusterInfrastructureReason))
+	})
+	tc.markInfrastructureProvisioned(g)
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		c := conditionOf(km.Status.Conditions, infrav1.KubernetesMachinePodProvisionedCondition)
+		g.Expect(c.Reason).To(Equal(infrav1.KubernetesMachineWaitingForBootstrapDataReason))
+		g.Expect(conditionOf(km.Status.Conditions, clusterv1.ReadyCondition).Status).To(Equal(metav1.ConditionFalse))
+	})
+	g.Consistently(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(context.Background(), podKey(tc, "waits-md-0"), &corev1.Pod{}))
+	}, 2*time.Second).Should(BeTrue(), "no Pod before the bootstrap data exists")
+}
+
+func TestWorkerPodIsRenderedAndProvisioned(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	tc := newTestCluster(t, g, newNamespace(t), "workers", infrav1.KubernetesClusterSpec{})
+	tc.markInfrastructureProvisioned(g)
+	tm := newTestMachine(g, tc, "workers-md-0-abcde", machineOptions{bootstrapData: true, spec: infrav1.KubernetesMachineSpec{
+		Image:                "kindest/node:v1.36.3",
+		VolumeClaimTemplates: []infrav1.VolumeClaimTemplate{{Name: "data", MountPath: "/data", Size: resourceQuantity("1Gi")}},
+	}})
+
+	pod := eventuallyPod(g, env.Client, podKey(tc, tm.km.Name))
+	g.Expect(pod.Spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()))
+	g.Expect(pod.Spec.RestartPolicy).To(Equal(corev1.RestartPolicyNever))
+	g.Expect(pod.Spec.Containers[0].SecurityContext.Privileged).To(HaveValue(BeTrue()))
+	g.Expect(pod.Spec.Containers[0].Image).To(Equal("kindest/node:v1.36.3"))
+	g.Expect(pod.Spec.Containers[0].Resources.Requests).NotTo(BeEmpty(), "a node Pod is never BestEffort")
+	g.Expect(pod.OwnerReferences).To(BeEmpty())
+	g.Expect(pod.Labels).To(HaveKeyWithValue(infrav1.NodeRoleLabel, infrav1.NodeRoleWorker))
+
+	secret := &corev1.Secret{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: tc.namespace, Name: nodepod.BootstrapSecretName(pod.Name)}, secret)).To(Succeed())
+	script := string(secret.Data[nodepod.BootstrapScriptKey])
+	g.Expect(script).To(ContainSubstring("--provider-id=kubernetes://" + tc.namespace + "/" + pod.Name))
+	g.Expect(script).To(ContainSubstring("kubeadm join"))
+	g.Expect(secret.OwnerReferences).To(BeEmpty())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: tc.namespace, Name: nodepod.ClaimName(pod.Name, "data")}, &corev1.PersistentVolumeClaim{})).To(Succeed())
+
+	setPodRunning(g, env.Client, pod, false, time.Now())
+	km := eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		g.Expect(km.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
+	})
+	g.Expect(km.Spec.ProviderID).To(Equal("kubernetes://" + tc.namespace + "/" + pod.Name))
+	g.Expect(km.Status.Addresses).To(ConsistOf(
+		clusterv1.MachineAddress{Type: clusterv1.MachineHostName, Address: pod.Name},
+		clusterv1.MachineAddress{Type: clusterv1.MachineInternalIP, Address: "10.244.0.7"},
+	))
+	g.Expect(conditionOf(km.Status.Conditions, infrav1.KubernetesMachineBootstrapSucceededCondition).Reason).To(Equal(infrav1.KubernetesMachineBootstrapRunningReason))
+
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+	setPodRunning(g, env.Client, pod, true, time.Now())
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		g.Expect(conditionOf(km.Status.Conditions, infrav1.KubernetesMachineBootstrapSucceededCondition).Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(conditionOf(km.Status.Conditions, clusterv1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue))
+	})
+	t.Logf("management writes for KubernetesMachine %s from creation to provisioned and bootstrapped: %d", tm.km.Name, writes.of(client.ObjectKeyFromObject(tm.km)))
+}
+
+func TestControlPlaneBootstrapSucceedsWhenTheNodeJoins(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	tc := newTestCluster(t, g, newNamespace(t), "cp", infrav1.KubernetesClusterSpec{})
+	tc.markInfrastructureProvisioned(g)
+	tm := newTestMachine(g, tc, "cp-abcde", machineOptions{controlPlane: true})
+	tm.giveBootstrapData(g, "controlplane-init.yaml")
+
+	pod := eventuallyPod(g, env.Client, podKey(tc, tm.km.Name))
+	g.Expect(pod.Labels).To(HaveKeyWithValue(infrav1.NodeRoleLabel, infrav1.NodeRoleControlPlane))
+	g.Expect(pod.Spec.Containers[0].ReadinessProbe.HTTPGet).NotTo(BeNil(), "a control-plane Pod is ready when its API server is")
+	setPodRunning(g, env.Client, pod, true, time.Now())
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		g.Expect(km.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
+		g.Expect(conditionOf(km.Status.Conditions, infrav1.KubernetesMachineBootstrapSucceededCondition).Status).To(Equal(metav1.ConditionFalse),
+			"a ready control-plane Pod only says its API server serves")
+	})
+
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(tm.machine), tm.machine)).To(Succeed())
+	tm.machine.Status.NodeRef = clusterv1.MachineNodeReference{Name: pod.Name}
+	g.Expect(env.Client.Status().Update(ctx, tm.machine)).To(Succeed())
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		g.Expect(conditionOf(km.Status.Conditions, infrav1.KubernetesMachineBootstrapSucceededCondition).Status).To(Equal(metav1.ConditionTrue))
+	})
+}
+
+func TestBootstrapTimeoutAndFailureAreSurfaced(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	tc := newTestCluster(t, g, newNamespace(t), "fail", infrav1.KubernetesClusterSpec{})
+	tc.markInfrastructureProvisioned(g)
+
+	slow := newTestMachine(g, tc, "fail-slow", machineOptions{bootstrapData: true, spec: infrav1.KubernetesMachineSpec{
+		BootstrapTimeout: &metav1.Duration{Duration: time.Minute},
+	}})
+	pod := eventuallyPod(g, env.Client, podKey(tc, slow.km.Name))
+	setPodRunning(g, env.Client, pod, false, time.Now().Add(-2*time.Minute))
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(slow.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		c := conditionOf(km.Status.Conditions, infrav1.KubernetesMachineBootstrapSucceededCondition)
+		g.Expect(c.Reason).To(Equal(infrav1.KubernetesMachineBootstrapTimedOutReason))
+		g.Expect(c.Message).To(ContainSubstring("1m0s"))
+	})
+
+	failing := newTestMachine(g, tc, "fail-exit", machineOptions{bootstrapData: true})
+	pod = eventuallyPod(g, env.Client, podKey(tc, failing.km.Name))
+	pod.Status = corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: "node", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: nodepod.BootstrapFailedExitCode}},
+	}}}
+	g.Expect(env.Client.Status().Update(ctx, pod)).To(Succeed())
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(failing.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		c := conditionOf(km.Status.Conditions, infrav1.KubernetesMachineBootstrapSucceededCondition)
+		g.Expect(c.Reason).To(Equal(infrav1.KubernetesMachineBootstrapFailedReason))
+		g.Expect(c.Message).To(ContainSubstring("last lines of the node's log"))
+		g.Expect(conditionOf(km.Status.Conditions, clusterv1.ReadyCondition).Status).To(Equal(metav1.ConditionFalse))
+	})
+}
+
+func TestUnsupportedBootstrapFormatIsACondition(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	tc := newTestCluster(t, g, newNamespace(t), "ignition", infrav1.KubernetesClusterSpec{})
+	tc.markInfrastructureProvisioned(g)
+	tm := newTestMachine(g, tc, "ignition-md-0", machineOptions{})
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: tc.namespace, Name: "ignition-data", Labels: map[string]string{clusterv1.ClusterNameLabel: "ignition"}},
+		Data:       map[string][]byte{"value": []byte(`{"ignition":{"version":"3.4.0"}}`), "format": []byte("ignition")},
+	}
+	g.Expect(env.Client.Create(ctx, secret)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(tm.machine), tm.machine)).To(Succeed())
+	tm.machine.Spec.Bootstrap.DataSecretName = ptr.To(secret.Name)
+	g.Expect(env.Client.Update(ctx, tm.machine)).To(Succeed())
+
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		c := conditionOf(km.Status.Conditions, infrav1.KubernetesMachineBootstrapSucceededCondition)
+		g.Expect(c.Reason).To(Equal(infrav1.KubernetesMachineBootstrapUnsupportedFormatReason))
+		g.Expect(c.Message).To(ContainSubstring("ignition"))
+	})
+	g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, podKey(tc, tm.km.Name), &corev1.Pod{}))).To(BeTrue())
+}
+
+func TestPodLostAfterProvisioningIsReportedNotRecreated(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	tc := newTestCluster(t, g, newNamespace(t), "lost", infrav1.KubernetesClusterSpec{})
+	tc.markInfrastructureProvisioned(g)
+	tm := newTestMachine(g, tc, "lost-md-0", machineOptions{bootstrapData: true})
+	pod := eventuallyPod(g, env.Client, podKey(tc, tm.km.Name))
+	setPodRunning(g, env.Client, pod, true, time.Now())
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		g.Expect(km.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
+	})
+
+	g.Expect(env.Client.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		c := conditionOf(km.Status.Conditions, infrav1.KubernetesMachinePodProvisionedCondition)
+		g.Expect(c.Reason).To(Equal(infrav1.KubernetesMachinePodLostReason))
+		g.Expect(conditionOf(km.Status.Conditions, clusterv1.ReadyCondition).Status).To(Equal(metav1.ConditionFalse))
+	})
+	g.Consistently(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}))
+	}, 2*time.Second).Should(BeTrue(), "a lost node is not silently recreated")
+}

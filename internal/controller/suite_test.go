@@ -1,0 +1,166 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	infracontroller "github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/controller"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
+)
+
+var (
+	env        *envtest.Environment
+	remote     *envtest.HostingCluster
+	namespaces atomic.Int32
+	writes     = &writeCounter{}
+)
+
+func TestMain(m *testing.M) {
+	hosting.HealthCheckInterval = time.Second
+	hosting.CacheSyncTimeout = 5 * time.Second
+	hosting.RequestTimeout = 2 * time.Second
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	var err error
+	if remote, err = envtest.StartHostingCluster(); err != nil {
+		return 0, err
+	}
+	env, err = envtest.Start(envtest.Options{ClusterAPICRDs: true, Setup: setupControllers})
+	if err != nil {
+		return 0, errors.Join(err, remote.Stop())
+	}
+	code := m.Run()
+	return code, errors.Join(env.Stop(), remote.Stop())
+}
+
+// setupControllers registers the controllers as cmd/main.go does, with a client
+// that counts the management writes of each KubernetesMachine.
+func setupControllers(mgr ctrl.Manager) error {
+	ctx := context.Background()
+	registry := hosting.NewRegistry(mgr, 50, 100)
+	if err := mgr.Add(registry); err != nil {
+		return err
+	}
+	recorder := mgr.GetEventRecorder("kubernetes-provider")
+	options := controller.Options{MaxConcurrentReconciles: 4, SkipNameValidation: ptr.To(true)}
+	countingClient := writes.wrap(mgr.GetClient())
+	if err := (&infracontroller.KubernetesClusterReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Hosting: registry, Recorder: recorder,
+	}).SetupWithManager(ctx, mgr, options); err != nil {
+		return err
+	}
+	return (&infracontroller.KubernetesMachineReconciler{
+		Client: countingClient, Hosting: registry, Recorder: recorder,
+	}).SetupWithManager(ctx, mgr, options)
+}
+
+// newNamespace creates a namespace of the test's own on the management cluster.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ctrl-%d", namespaces.Add(1))}}
+	if err := env.Client.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// testCluster is a Cluster API Cluster with its KubernetesCluster, as CAPI's
+// Cluster controller would leave them.
+type testCluster struct {
+	namespace string
+	cluster   *clusterv1.Cluster
+	kc        *infrav1.KubernetesCluster
+}
+
+func newTestCluster(t *testing.T, g Gomega, namespace, name string, spec infrav1.KubernetesClusterSpec) *testCluster {
+	t.Helper()
+	ctx := context.Background()
+	cluster := &clusterv1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: clusterv1.ClusterSpec{InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+			APIGroup: infrav1.GroupVersion.Group, Kind: "KubernetesCluster", Name: name + "-infra",
+		}},
+	}
+	g.Expect(env.Client.Create(ctx, cluster)).To(Succeed())
+	kc := &infrav1.KubernetesCluster{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: namespace, Name: name + "-infra",
+			Labels:          map[string]string{clusterv1.ClusterNameLabel: name},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: name, UID: cluster.UID}},
+		},
+		Spec: spec,
+	}
+	g.Expect(env.Client.Create(ctx, kc)).To(Succeed())
+	return &testCluster{namespace: namespace, cluster: cluster, kc: kc}
+}
+
+// markInfrastructureProvisioned does what CAPI's Cluster controller does once the
+// KubernetesCluster is provisioned.
+func (tc *testCluster) markInfrastructureProvisioned(g Gomega) {
+	ctx := context.Background()
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(tc.cluster), tc.cluster)).To(Succeed())
+	tc.cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
+	g.Expect(env.Client.Status().Update(ctx, tc.cluster)).To(Succeed())
+}
+
+// eventuallyKubernetesCluster re-reads the KubernetesCluster until check passes.
+func eventuallyKubernetesCluster(g Gomega, key client.ObjectKey, check func(Gomega, *infrav1.KubernetesCluster)) *infrav1.KubernetesCluster {
+	kc := &infrav1.KubernetesCluster{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(context.Background(), key, kc)).To(Succeed())
+		check(g, kc)
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	return kc
+}
+
+// conditionOf returns the condition of the given type, or an empty one.
+func conditionOf(conditions []metav1.Condition, conditionType string) metav1.Condition {
+	for _, condition := range conditions {
+		if condition.Type == conditionType {
+			return condition
+		}
+	}
+	return metav1.Condition{}
+}
+
+func resourceQuantity(value string) resource.Quantity { return resource.MustParse(value) }

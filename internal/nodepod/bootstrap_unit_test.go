@@ -1,0 +1,154 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package nodepod
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestWrapperScriptIsValidBash(t *testing.T) {
+	for name, script := range map[string]string{"production": wrapperScript(""), "below a test root": wrapperScript(t.TempDir())} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			path := filepath.Join(t.TempDir(), "wrapper.sh")
+			g.Expect(os.WriteFile(path, []byte(script), 0o600)).To(Succeed())
+			out, err := exec.Command("bash", "-n", path).CombinedOutput()
+			g.Expect(err).NotTo(HaveOccurred(), string(out))
+		})
+	}
+}
+
+func TestWrapperScriptInstallsTheUnitAndExecsTheEntrypointWithInit(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	entrypoint := filepath.Join(root, entrypointPath)
+	g.Expect(os.MkdirAll(filepath.Dir(entrypoint), 0o755)).To(Succeed())
+	g.Expect(os.WriteFile(entrypoint, []byte("#!/bin/sh\nprintf 'entrypoint got:%s\\n' \"$@\"\n"), 0o755)).To(Succeed())
+	unitDir := filepath.Join(root, systemdUnitDir)
+
+	for run := 1; run <= 2; run++ { // the second run proves the wrapper is idempotent
+		out, err := exec.Command("/bin/bash", "-c", wrapperScript(root)).CombinedOutput()
+		g.Expect(err).NotTo(HaveOccurred(), "run %d: %s", run, out)
+		g.Expect(string(out)).To(Equal("entrypoint got:/sbin/init\n"), "run %d", run)
+
+		unit, err := os.ReadFile(filepath.Join(unitDir, bootstrapUnitName))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(string(unit)).To(Equal(bootstrapUnit))
+
+		wantsLink := filepath.Join(unitDir, wantsDir, bootstrapUnitName)
+		target, err := os.Readlink(wantsLink)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(target).To(Equal("../" + bootstrapUnitName))
+		linked, err := os.ReadFile(wantsLink)
+		g.Expect(err).NotTo(HaveOccurred(), "the wants link resolves")
+		g.Expect(linked).To(Equal(unit))
+	}
+}
+
+func TestWrapperScriptHoldsNoBootstrapData(t *testing.T) {
+	g := NewWithT(t)
+	script := wrapperScript("")
+	g.Expect(script).To(ContainSubstring(BootstrapMountPath + "/" + BootstrapScriptKey))
+	g.Expect(script).NotTo(ContainSubstring("kubeadm"))
+	g.Expect(script).NotTo(ContainSubstring("token"))
+}
+
+func TestBootstrapUnitRunsOnceAndEndsTheContainerOnFailure(t *testing.T) {
+	lines := strings.Split(bootstrapUnit, "\n")
+	tests := []struct {
+		name, wantLine string
+	}{
+		{name: "oneshot", wantLine: "Type=oneshot"},
+		{name: "stays active", wantLine: "RemainAfterExit=yes"},
+		{name: "no systemd timeout: the controller enforces bootstrapTimeout", wantLine: "TimeoutStartSec=infinity"},
+		{name: "after containerd", wantLine: "After=containerd.service kind-import-images.service"},
+		{name: "skipped once the sentinel exists", wantLine: "ConditionPathExists=!" + SentinelPath},
+		{name: "runs the mounted script", wantLine: "ExecStart=/bin/bash /etc/capk/bootstrap/bootstrap.sh"},
+		{name: "fails when the script did not write the sentinel", wantLine: "ExecStartPost=/usr/bin/test -f " + SentinelPath},
+		{name: "output to the Pod log", wantLine: "StandardOutput=journal+console"},
+		{name: "errors to the Pod log", wantLine: "StandardError=journal+console"},
+		{name: "enabled in multi-user.target", wantLine: "WantedBy=multi-user.target"},
+		{name: "failure exit code", wantLine: `ExecStopPost=/bin/bash -c 'if [ "$$SERVICE_RESULT" != success ]; then echo "capk-bootstrap: failed"; systemctl --no-block exit ` +
+			strconv.Itoa(BootstrapFailedExitCode) + `; fi'`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(lines).To(ContainElement(tt.wantLine))
+		})
+	}
+	t.Run("heredoc delimiter never occurs in the unit", func(t *testing.T) {
+		g := NewWithT(t)
+		g.Expect(lines).NotTo(ContainElement(unitHeredocDelimiter))
+	})
+	t.Run("systemd-analyze verify", func(t *testing.T) {
+		verifyWithSystemdAnalyze(NewWithT(t), t)
+	})
+}
+
+// verifyWithSystemdAnalyze checks the unit with systemd's own parser when the
+// machine has it; only this check is skipped otherwise.
+func verifyWithSystemdAnalyze(g Gomega, t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Log("systemd-analyze not found: the unit was not checked with systemd-analyze verify")
+		return
+	}
+	path := filepath.Join(t.TempDir(), bootstrapUnitName)
+	g.Expect(os.WriteFile(path, []byte(bootstrapUnit), 0o600)).To(Succeed())
+	out, err := exec.Command(analyze, "verify", "--man=no", path).CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), string(out))
+	g.Expect(string(out)).NotTo(ContainSubstring(bootstrapUnitName), "no warnings about the unit")
+}
+
+func TestFailureHookEndsTheContainerWithTheFailedExitCodeOnlyOnFailure(t *testing.T) {
+	tests := []struct {
+		serviceResult string
+		wantOutput    string
+		wantSystemctl string
+	}{
+		{serviceResult: "success", wantOutput: "", wantSystemctl: ""},
+		{serviceResult: "exit-code", wantOutput: "capk-bootstrap: failed\n", wantSystemctl: "--no-block exit 42\n"},
+		{serviceResult: "signal", wantOutput: "capk-bootstrap: failed\n", wantSystemctl: "--no-block exit 42\n"},
+		{serviceResult: "timeout", wantOutput: "capk-bootstrap: failed\n", wantSystemctl: "--no-block exit 42\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.serviceResult, func(t *testing.T) {
+			g := NewWithT(t)
+			bin := t.TempDir()
+			calls := filepath.Join(bin, "calls")
+			fakeSystemctl := "#!/bin/sh\necho \"$*\" >> " + shellQuote(calls) + "\n"
+			g.Expect(os.WriteFile(filepath.Join(bin, "systemctl"), []byte(fakeSystemctl), 0o755)).To(Succeed())
+
+			// systemd turns "$$" into "$" before running the command.
+			hook := exec.Command("/bin/bash", "-c", strings.ReplaceAll(failureHook, "$$", "$"))
+			hook.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "SERVICE_RESULT=" + tt.serviceResult}
+			out, err := hook.CombinedOutput()
+			g.Expect(err).NotTo(HaveOccurred(), string(out))
+			g.Expect(string(out)).To(Equal(tt.wantOutput))
+			recorded, _ := os.ReadFile(calls)
+			g.Expect(string(recorded)).To(Equal(tt.wantSystemctl))
+		})
+	}
+}
