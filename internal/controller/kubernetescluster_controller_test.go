@@ -68,9 +68,10 @@ func TestClusterServiceTypeAndUserEndpoint(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	g.Expect(env.Client.Create(ctx, &corev1.Node{
+	err := env.Client.Create(ctx, &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "hosting-node-a", Labels: map[string]string{"topology.kubernetes.io/zone": "zone-a"}},
-	})).To(Succeed())
+	})
+	g.Expect(client.IgnoreAlreadyExists(err)).To(Succeed())
 	tc := newTestCluster(t, g, ns, "nodeport", infrav1.KubernetesClusterSpec{
 		ControlPlaneService:  infrav1.ControlPlaneService{Type: infrav1.ServiceTypeNodePort, Labels: map[string]string{"team": "a"}},
 		ControlPlaneEndpoint: clusterv1.APIEndpoint{Host: "api.example.test", Port: 443},

@@ -60,15 +60,21 @@ func (r *KubernetesClusterReconciler) serviceToKubernetesCluster(ctx context.Con
 }
 
 // machineToKubernetesCluster wakes a deleting KubernetesCluster when one of its
-// machines changes or goes away.
+// machines changes or goes away; it works when the Cluster is already gone.
 func (r *KubernetesClusterReconciler) machineToKubernetesCluster(ctx context.Context, obj client.Object) []reconcile.Request {
 	name := obj.GetLabels()[clusterv1.ClusterNameLabel]
 	if name == "" {
 		return nil
 	}
-	labelled := obj.DeepCopyObject().(client.Object)
-	labelled.SetLabels(map[string]string{clusterv1.ClusterNameLabel: name, infrav1.ClusterNamespaceLabel: obj.GetNamespace()})
-	return r.serviceToKubernetesCluster(ctx, labelled)
+	list := &infrav1.KubernetesClusterList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{clusterv1.ClusterNameLabel: name}); err != nil {
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return requests
 }
 
 // kubeconfigToKubernetesClusters wakes the clusters that use a hosting kubeconfig

@@ -169,7 +169,8 @@ func (r *KubernetesMachineReconciler) renderBootstrap(ctx context.Context, s *ma
 	if err := r.Client.Get(ctx, key, data); err != nil {
 		return nil, fmt.Errorf("reading bootstrap data Secret %s: %w", key, err)
 	}
-	script, err := bootstrap.Render(data.Data["value"], string(data.Data["format"]))
+	cloudConfig := bootstrap.SubstituteHostname(data.Data["value"], podName)
+	script, err := bootstrap.Render(cloudConfig, string(data.Data["format"]))
 	if errors.Is(err, bootstrap.ErrUnsupportedFormat) || errors.Is(err, bootstrap.ErrInvalidCloudConfig) {
 		setBootstrapSucceeded(s.km, metav1.ConditionFalse, infrav1.KubernetesMachineBootstrapUnsupportedFormatReason, err.Error())
 		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachineBootstrapUnsupportedFormatReason, "The bootstrap data cannot run in a node Pod")
@@ -314,7 +315,7 @@ func (r *KubernetesMachineReconciler) logTail(ctx context.Context, s *machineSco
 	if err != nil {
 		return fmt.Sprintf("(log unavailable: %v)", err)
 	}
-	return string(bytes.TrimSpace(raw))
+	return redactSecrets(string(bytes.TrimSpace(raw)))
 }
 
 // reconcileBootstrapStatus reports the bootstrap: a worker's readiness probe checks

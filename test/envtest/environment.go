@@ -153,7 +153,12 @@ func (e *Environment) startManager(opts Options) error {
 			return fmt.Errorf("setting up controllers: %w", err)
 		}
 	}
-	e.Manager, e.Client = mgr, mgr.GetClient()
+	// Tests read and write straight through the API server, never a stale cache.
+	direct, err := client.New(e.Config, client.Options{Scheme: e.Scheme})
+	if err != nil {
+		return err
+	}
+	e.Manager, e.Client = mgr, direct
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	go func() { e.done <- mgr.Start(ctx) }()

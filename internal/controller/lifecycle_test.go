@@ -1,0 +1,266 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
+)
+
+// provisionedWorker creates a cluster with one worker whose node Pod runs.
+func provisionedWorker(t *testing.T, g Gomega, name string, spec infrav1.KubernetesClusterSpec) (*testCluster, *testMachine, *corev1.Pod) {
+	t.Helper()
+	tc := newTestCluster(t, g, newNamespace(t), name, spec)
+	tc.markInfrastructureProvisioned(g)
+	tm := newTestMachine(g, tc, name+"-md-0", machineOptions{bootstrapData: true})
+	hostingClient, hostingNamespace := env.Client, tc.namespace
+	if spec.HostingCluster != nil {
+		hostingClient, hostingNamespace = remote.Client, spec.HostingCluster.Namespace
+	}
+	pod := eventuallyPod(g, hostingClient, client.ObjectKey{Namespace: hostingNamespace, Name: nodepod.PodName(tm.km.Name)})
+	setPodRunning(g, hostingClient, pod, true, time.Now())
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		g.Expect(km.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
+	})
+	return tc, tm, pod
+}
+
+// setPaused pauses or unpauses the Cluster, as clusterctl move does.
+func setPaused(g Gomega, tc *testCluster, paused bool) {
+	ctx := context.Background()
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(tc.cluster), tc.cluster)).To(Succeed())
+	tc.cluster.Spec.Paused = ptr.To(paused)
+	g.Expect(env.Client.Update(ctx, tc.cluster)).To(Succeed())
+}
+
+// deleteWithoutFinalizers deletes an object the way clusterctl move deletes the
+// source objects: finalizers removed first, so no controller cleans anything up.
+func deleteWithoutFinalizers(g Gomega, obj client.Object) {
+	ctx := context.Background()
+	g.Eventually(func() error { // a controller may write in between: retry on conflicts
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		obj.SetFinalizers(nil)
+		return env.Client.Update(ctx, obj)
+	}, 10*time.Second).Should(Succeed())
+	g.Expect(env.Client.Delete(ctx, obj)).To(Succeed())
+}
+
+// recreate creates a copy of obj with a new UID and no status, as clusterctl move
+// creates objects on the target management cluster.
+func recreate[T client.Object](g Gomega, obj T, clean func(T)) T {
+	copied := obj.DeepCopyObject().(T)
+	copied.SetResourceVersion("")
+	copied.SetUID("")
+	copied.SetCreationTimestamp(metav1.Time{})
+	copied.SetManagedFields(nil)
+	copied.SetFinalizers(nil)
+	clean(copied)
+	g.Expect(env.Client.Create(context.Background(), copied)).To(Succeed())
+	return copied
+}
+
+func TestMachineIsNotRecreatedAfterMove(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	tc, tm, pod := provisionedWorker(t, g, "move", infrav1.KubernetesClusterSpec{})
+	secretKey := client.ObjectKey{Namespace: pod.Namespace, Name: nodepod.BootstrapSecretName(pod.Name)}
+	secret := &corev1.Secret{}
+	g.Expect(env.Client.Get(ctx, secretKey, secret)).To(Succeed())
+
+	setPaused(g, tc, true)
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		g.Expect(conditionOf(km.Status.Conditions, clusterv1.PausedCondition).Status).To(Equal(metav1.ConditionTrue))
+	})
+	source := struct {
+		cluster *clusterv1.Cluster
+		kc      *infrav1.KubernetesCluster
+		machine *clusterv1.Machine
+		km      *infrav1.KubernetesMachine
+	}{&clusterv1.Cluster{}, &infrav1.KubernetesCluster{}, &clusterv1.Machine{}, &infrav1.KubernetesMachine{}}
+	for obj, from := range map[client.Object]client.Object{source.cluster: tc.cluster, source.kc: tc.kc, source.machine: tm.machine, source.km: tm.km} {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(from), obj)).To(Succeed())
+	}
+	for _, obj := range []client.Object{source.km, source.machine, source.kc, source.cluster} {
+		deleteWithoutFinalizers(g, obj)
+	}
+
+	cluster := recreate(g, source.cluster, func(c *clusterv1.Cluster) { c.Status = clusterv1.ClusterStatus{} })
+	kc := recreate(g, source.kc, func(kc *infrav1.KubernetesCluster) {
+		kc.Status = infrav1.KubernetesClusterStatus{}
+		kc.OwnerReferences[0].UID = cluster.UID
+	})
+	machine := recreate(g, source.machine, func(m *clusterv1.Machine) { m.Status = clusterv1.MachineStatus{} })
+	km := recreate(g, source.km, func(km *infrav1.KubernetesMachine) {
+		km.Status = infrav1.KubernetesMachineStatus{}
+		km.OwnerReferences[0].UID = machine.UID
+	})
+	g.Expect(km.Spec.ProviderID).NotTo(BeEmpty(), "move carries the spec")
+	tc.cluster, tc.kc = cluster, kc
+	tc.markInfrastructureProvisioned(g)
+	setPaused(g, tc, false)
+
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		g.Expect(km.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
+		g.Expect(conditionOf(km.Status.Conditions, clusterv1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue))
+	})
+	adopted := &corev1.Pod{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pod), adopted)).To(Succeed())
+	g.Expect(adopted.UID).To(Equal(pod.UID), "the same Pod is adopted")
+	g.Expect(env.Client.Get(ctx, secretKey, secret)).To(Succeed())
+	g.Expect(secret.UID).NotTo(BeEmpty())
+	pods := &corev1.PodList{}
+	g.Expect(env.Client.List(ctx, pods, client.InNamespace(pod.Namespace))).To(Succeed())
+	g.Expect(pods.Items).To(HaveLen(1), "nothing is recreated")
+}
+
+func TestPauseStopsAllWrites(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	tc, tm, pod := provisionedWorker(t, g, "pause", infrav1.KubernetesClusterSpec{})
+	setPaused(g, tc, true)
+	km := eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		g.Expect(conditionOf(km.Status.Conditions, clusterv1.PausedCondition).Status).To(Equal(metav1.ConditionTrue))
+	})
+	kc := eventuallyKubernetesCluster(g, client.ObjectKeyFromObject(tc.kc), func(g Gomega, kc *infrav1.KubernetesCluster) {
+		g.Expect(conditionOf(kc.Status.Conditions, clusterv1.PausedCondition).Status).To(Equal(metav1.ConditionTrue))
+	})
+
+	// What would make an unpaused controller write: a lost Pod and a deleted machine.
+	g.Expect(env.Client.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, km)).To(Succeed())
+	g.Consistently(func(g Gomega) {
+		current := &infrav1.KubernetesMachine{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(km), current)).To(Succeed())
+		g.Expect(current.Finalizers).To(ContainElement(infrav1.MachineFinalizer))
+		// Cluster API's pause helper keeps the Paused condition's observedGeneration
+		// current (deleting bumped the generation); nothing else may change.
+		g.Expect(conditionOf(current.Status.Conditions, clusterv1.PausedCondition).Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(withoutPaused(current.Status)).To(Equal(withoutPaused(km.Status)))
+		currentCluster := &infrav1.KubernetesCluster{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(kc), currentCluster)).To(Succeed())
+		g.Expect(currentCluster.ResourceVersion).To(Equal(kc.ResourceVersion))
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: nodepod.BootstrapSecretName(pod.Name)}, &corev1.Secret{})).To(Succeed())
+	}, 3*time.Second, 200*time.Millisecond).Should(Succeed())
+
+	setPaused(g, tc, false)
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(km), &infrav1.KubernetesMachine{}))
+	}, 20*time.Second).Should(BeTrue(), "unpaused, the deletion proceeds")
+}
+
+// expectNothingLeft asserts the hosting namespace holds no object of the provider.
+func expectNothingLeft(g Gomega, hostingClient client.Client, namespace string) {
+	ctx := context.Background()
+	selector := client.MatchingLabels{infrav1.ManagedByLabel: infrav1.ManagedByValue}
+	g.Eventually(func(g Gomega) {
+		for _, list := range []client.ObjectList{&corev1.PodList{}, &corev1.SecretList{}, &corev1.ServiceList{}, &corev1.PersistentVolumeClaimList{}} {
+			g.Expect(hostingClient.List(ctx, list, client.InNamespace(namespace), selector)).To(Succeed())
+			g.Expect(list).To(HaveField("Items", BeEmpty()), "%T", list)
+		}
+	}, 20*time.Second, 200*time.Millisecond).Should(Succeed())
+}
+
+func TestDeletionInEveryOrderLeavesNothingOnTheHostingCluster(t *testing.T) {
+	tests := []struct {
+		name   string
+		delete func(g Gomega, tc *testCluster, tm *testMachine)
+	}{
+		{name: "machine then cluster", delete: func(g Gomega, tc *testCluster, tm *testMachine) {
+			g.Expect(env.Client.Delete(context.Background(), tm.km)).To(Succeed())
+			g.Expect(env.Client.Delete(context.Background(), tc.kc)).To(Succeed())
+		}},
+		{name: "KubernetesCluster first", delete: func(g Gomega, tc *testCluster, tm *testMachine) {
+			ctx := context.Background()
+			g.Expect(env.Client.Delete(ctx, tc.kc)).To(Succeed())
+			g.Consistently(func() error {
+				return env.Client.Get(ctx, client.ObjectKey{Namespace: tc.namespace, Name: nodepod.ServiceName(tc.cluster.Name)}, &corev1.Service{})
+			}, 2*time.Second).Should(Succeed(), "the Service stays while a machine is left")
+			g.Expect(env.Client.Delete(ctx, tm.km)).To(Succeed())
+		}},
+		{name: "Cluster first", delete: func(g Gomega, tc *testCluster, tm *testMachine) {
+			ctx := context.Background()
+			g.Expect(env.Client.Delete(ctx, tc.cluster)).To(Succeed())
+			g.Expect(env.Client.Delete(ctx, tm.machine)).To(Succeed())
+			g.Expect(env.Client.Delete(ctx, tm.km)).To(Succeed())
+			g.Expect(env.Client.Delete(ctx, tc.kc)).To(Succeed())
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			tc, tm, _ := provisionedWorker(t, g, "delete", infrav1.KubernetesClusterSpec{})
+			tt.delete(g, tc, tm)
+			expectNothingLeft(g, env.Client, tc.namespace)
+			g.Eventually(func() bool {
+				return apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKeyFromObject(tc.kc), &infrav1.KubernetesCluster{}))
+			}, 20*time.Second).Should(BeTrue())
+		})
+	}
+}
+
+func TestRemoteMachineDeletionAfterItsKubeconfigSecretIsDeleted(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	hostingNamespace := "remote-" + ns
+	g.Expect(remote.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostingNamespace}})).To(Succeed())
+	spec := infrav1.KubernetesClusterSpec{HostingCluster: &infrav1.HostingClusterReference{SecretName: "hosting", Namespace: hostingNamespace}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hosting"}, Data: map[string][]byte{"value": remote.Kubeconfig}}
+	g.Expect(env.Client.Create(ctx, secret)).To(Succeed())
+	tc := newTestCluster(t, g, ns, "remote-delete", spec)
+	tc.markInfrastructureProvisioned(g)
+	tm := newTestMachine(g, tc, "remote-delete-md-0", machineOptions{bootstrapData: true})
+	pod := eventuallyPod(g, remote.Client, client.ObjectKey{Namespace: hostingNamespace, Name: nodepod.PodName(tm.km.Name)})
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})).To(Satisfy(apierrors.IsNotFound))
+	setPodRunning(g, remote.Client, pod, true, time.Now())
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		g.Expect(km.Spec.ProviderID).To(Equal("kubernetes://" + hostingNamespace + "/" + pod.Name))
+	})
+
+	g.Expect(env.Client.Delete(ctx, secret)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, tm.km)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, tc.kc)).To(Succeed())
+	expectNothingLeft(g, remote.Client, hostingNamespace)
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(secret), &corev1.Secret{}))
+	}, 20*time.Second).Should(BeTrue(), "the kubeconfig Secret goes once its cluster no longer needs it")
+}
+
+func withoutPaused(status infrav1.KubernetesMachineStatus) infrav1.KubernetesMachineStatus {
+	copied := *status.DeepCopy()
+	copied.Conditions = nil
+	for _, condition := range status.Conditions {
+		if condition.Type != clusterv1.PausedCondition {
+			copied.Conditions = append(copied.Conditions, condition)
+		}
+	}
+	return copied
+}

@@ -1,0 +1,35 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestRedactSecretsHidesKubeadmCredentials(t *testing.T) {
+	g := NewWithT(t)
+	log := "kubeadm join 10.0.0.1:6443 --token abcdef.0123456789abcdef \\\n" +
+		"\t--discovery-token-ca-cert-hash sha256:1234 --control-plane --certificate-key=deadbeef\nerror: boom"
+	got := redactSecrets(log)
+	g.Expect(got).NotTo(ContainSubstring("abcdef.0123456789abcdef"))
+	g.Expect(got).NotTo(ContainSubstring("sha256:1234"))
+	g.Expect(got).NotTo(ContainSubstring("deadbeef"))
+	g.Expect(got).To(ContainSubstring("--token <redacted>"))
+	g.Expect(got).To(ContainSubstring("error: boom"))
+}
