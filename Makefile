@@ -5,6 +5,10 @@ SHELL := /usr/bin/env bash -o pipefail
 export GOTOOLCHAIN := local
 
 IMG ?= controller:latest
+# The release the manifests describe, and the image clusterctl installs by default
+# (users override it with CAPK_IMAGE).
+VERSION ?= v0.1.0
+RELEASE_IMAGE ?= ghcr.io/capi-kubernetes/cluster-api-provider-kubernetes:$(VERSION)
 ROOT := $(abspath .)
 BIN := $(ROOT)/bin
 export PATH := $(BIN):$(PATH)
@@ -63,8 +67,16 @@ test-assets: ## Build etcd and kube-apiserver from source into the version-named
 	@hack/kube-binaries.sh etcd kube-apiserver
 
 .PHONY: test
-test: generate manifests ## Run unit and envtest tests on a real kube-apiserver and etcd built from source.
-	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh etcd kube-apiserver)" go test ./... -count=1 $(TEST_ARGS)
+test: generate manifests release-manifests ## Run unit, envtest and clusterctl tests on a real kube-apiserver and etcd built from source.
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh etcd kube-apiserver)" \
+	CLUSTERCTL="$$(hack/cluster-api-binaries.sh clusterctl)/clusterctl" \
+	go test ./... -count=1 $(TEST_ARGS)
+
+.PHONY: test-clusterctl
+test-clusterctl: release-manifests ## Run only the clusterctl tests (generate every flavor, apply to a real API server).
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh etcd kube-apiserver)" \
+	CLUSTERCTL="$$(hack/cluster-api-binaries.sh clusterctl)/clusterctl" \
+	go test ./test/clusterctl/... -count=1 -v $(TEST_ARGS)
 
 ##@ Build
 
@@ -80,6 +92,16 @@ docker-build: ## Build the manager image with Docker (for users who have a Docke
 build-installer: manifests $(KUSTOMIZE) ## Render config/default into dist/install.yaml.
 	mkdir -p dist
 	$(KUSTOMIZE) build config/default > dist/install.yaml
+
+##@ Release
+
+.PHONY: release-manifests
+release-manifests: manifests $(KUSTOMIZE) ## Write the clusterctl artifacts to out/: components, metadata, templates.
+	mkdir -p out
+	$(KUSTOMIZE) build config/default | \
+		sed 's#image: controller:latest#image: $${CAPK_IMAGE:=$(RELEASE_IMAGE)}#' > out/infrastructure-components.yaml
+	cp metadata.yaml out/metadata.yaml
+	cp templates/cluster-template*.yaml templates/clusterclass-*.yaml out/
 
 ##@ Tools
 

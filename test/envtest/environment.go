@@ -22,6 +22,7 @@ package envtest
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -176,18 +177,41 @@ func setLogger() {
 	ctrl.SetLogger(logr.Discard())
 }
 
-// clusterAPICRDs are the Cluster and Machine CRDs of the Cluster API module this
-// repository builds with, read from the module cache.
+// clusterAPICRDs are the CRDs of Cluster API core, the kubeadm bootstrap and the
+// kubeadm control-plane providers of the module this repository builds with.
 func clusterAPICRDs() ([]string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api").Output()
+	dir, err := ModuleDir("sigs.k8s.io/cluster-api")
 	if err != nil {
-		return nil, fmt.Errorf("finding the sigs.k8s.io/cluster-api module: %w", err)
+		return nil, err
 	}
-	bases := filepath.Join(strings.TrimSpace(string(out)), "core", "config", "crd", "bases")
 	return []string{
-		filepath.Join(bases, "cluster.x-k8s.io_clusters.yaml"),
-		filepath.Join(bases, "cluster.x-k8s.io_machines.yaml"),
+		filepath.Join(dir, "core", "config", "crd", "bases"),
+		filepath.Join(dir, "bootstrap", "kubeadm", "config", "crd", "bases"),
+		filepath.Join(dir, "controlplane", "kubeadm", "config", "crd", "bases"),
 	}, nil
+}
+
+// ModuleDir is the folder of a module in the module cache: at the version this
+// repository's go.mod requires, or at the version given as module@version.
+func ModuleDir(module string) (string, error) {
+	args := []string{"list", "-m", "-f", "{{.Dir}}", module}
+	if strings.Contains(module, "@") {
+		args = []string{"mod", "download", "-json", module}
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = RepositoryRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("finding module %s: %w", module, err)
+	}
+	if !strings.Contains(module, "@") {
+		return strings.TrimSpace(string(out)), nil
+	}
+	var info struct{ Dir string }
+	if err := json.Unmarshal(out, &info); err != nil {
+		return "", fmt.Errorf("finding module %s: %w", module, err)
+	}
+	return info.Dir, nil
 }
 
 // waitForTLS waits until the webhook server accepts TLS connections.

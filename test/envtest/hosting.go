@@ -36,13 +36,14 @@ type HostingCluster struct {
 	env        *crenvtest.Environment
 }
 
-// StartHostingCluster starts the remote hosting cluster.
-func StartHostingCluster() (*HostingCluster, error) {
+// StartHostingCluster starts the remote hosting cluster, with the CRDs in
+// crdPaths when given (a bare API server to install components on).
+func StartHostingCluster(crdPaths ...string) (*HostingCluster, error) {
 	scheme, err := NewScheme()
 	if err != nil {
 		return nil, err
 	}
-	env := &crenvtest.Environment{Scheme: scheme}
+	env := &crenvtest.Environment{Scheme: scheme, CRDDirectoryPaths: crdPaths, ErrorIfCRDPathMissing: true}
 	config, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting the hosting cluster's kube-apiserver and etcd: %w", err)
