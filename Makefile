@@ -88,6 +88,12 @@ build: generate ## Build the manager binary.
 docker-build: ## Build the manager image with Docker (for users who have a Docker engine).
 	docker build -t $(IMG) .
 
+.PHONY: verify-kustomize
+verify-kustomize: manifests $(KUSTOMIZE) ## Fail unless kustomize build config/default renders the same bytes twice.
+	@$(KUSTOMIZE) build config/default > /tmp/capk-install-1.yaml
+	@$(KUSTOMIZE) build config/default > /tmp/capk-install-2.yaml
+	@cmp /tmp/capk-install-1.yaml /tmp/capk-install-2.yaml && echo "kustomize build config/default is deterministic"
+
 .PHONY: build-installer
 build-installer: manifests $(KUSTOMIZE) ## Render config/default into dist/install.yaml.
 	mkdir -p dist

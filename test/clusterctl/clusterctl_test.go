@@ -60,7 +60,7 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	certManagerCRDs := filepath.Join(certManager, "deploy", "crds")
-	env, err = envtest.Start(envtest.Options{ClusterAPICRDs: true, ExtraCRDPaths: []string{certManagerCRDs}})
+	env, err = envtest.Start(envtest.Options{ClusterAPICRDs: true, ClusterAPIWebhooks: true, ExtraCRDPaths: []string{certManagerCRDs}})
 	if err != nil {
 		return 0, err
 	}

@@ -72,8 +72,13 @@ type Environment struct {
 type Options struct {
 	// ExtraCRDPaths are more CRD files or folders to install, e.g. Cluster API's.
 	ExtraCRDPaths []string
-	// ClusterAPICRDs installs Cluster API's Cluster and Machine CRDs.
+	// ClusterAPICRDs installs the CRDs of Cluster API core and its kubeadm
+	// bootstrap and control-plane providers.
 	ClusterAPICRDs bool
+	// ClusterAPIWebhooks also serves those providers' own defaulting and
+	// validating webhooks, so Cluster API objects are checked as in a real
+	// management cluster.
+	ClusterAPIWebhooks bool
 	// Setup registers controllers with the manager before it starts.
 	Setup func(ctrl.Manager) error
 }
@@ -89,6 +94,7 @@ func NewScheme() (*kruntime.Scheme, error) {
 	scheme := kruntime.NewScheme()
 	for _, add := range []func(*kruntime.Scheme) error{
 		clientgoscheme.AddToScheme, clusterv1.AddToScheme, infrav1.AddToScheme, infrav1alpha1.AddToScheme,
+		addClusterAPIProviderTypes,
 	} {
 		if err := add(scheme); err != nil {
 			return nil, err
@@ -116,11 +122,19 @@ func Start(opts Options) (*Environment, error) {
 		}
 		crdPaths = append(crdPaths, capiCRDs...)
 	}
+	webhookPaths := []string{filepath.Join(root, "config", "webhook")}
+	if opts.ClusterAPIWebhooks {
+		capiWebhooks, err := clusterAPIWebhookManifests()
+		if err != nil {
+			return nil, err
+		}
+		webhookPaths = append(webhookPaths, capiWebhooks...)
+	}
 	env := &crenvtest.Environment{
 		Scheme:                scheme,
 		CRDDirectoryPaths:     crdPaths,
 		ErrorIfCRDPathMissing: true,
-		WebhookInstallOptions: crenvtest.WebhookInstallOptions{Paths: []string{filepath.Join(root, "config", "webhook")}},
+		WebhookInstallOptions: crenvtest.WebhookInstallOptions{Paths: webhookPaths},
 	}
 	config, err := env.Start()
 	if err != nil {
@@ -148,6 +162,11 @@ func (e *Environment) startManager(opts Options) error {
 	}
 	if err := webhookv1beta1.SetupWebhooksWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up webhooks: %w", err)
+	}
+	if opts.ClusterAPIWebhooks {
+		if err := setupClusterAPIWebhooks(mgr); err != nil {
+			return fmt.Errorf("setting up Cluster API webhooks: %w", err)
+		}
 	}
 	if opts.Setup != nil {
 		if err := opts.Setup(mgr); err != nil {
@@ -188,6 +207,20 @@ func clusterAPICRDs() ([]string, error) {
 		filepath.Join(dir, "core", "config", "crd", "bases"),
 		filepath.Join(dir, "bootstrap", "kubeadm", "config", "crd", "bases"),
 		filepath.Join(dir, "controlplane", "kubeadm", "config", "crd", "bases"),
+	}, nil
+}
+
+// clusterAPIWebhookManifests are the webhook configurations of Cluster API core
+// and its kubeadm providers.
+func clusterAPIWebhookManifests() ([]string, error) {
+	dir, err := ModuleDir("sigs.k8s.io/cluster-api")
+	if err != nil {
+		return nil, err
+	}
+	return []string{
+		filepath.Join(dir, "core", "config", "webhook", "manifests.yaml"),
+		filepath.Join(dir, "bootstrap", "kubeadm", "config", "webhook", "manifests.yaml"),
+		filepath.Join(dir, "controlplane", "kubeadm", "config", "webhook", "manifests.yaml"),
 	}, nil
 }
 
