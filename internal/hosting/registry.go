@@ -147,6 +147,13 @@ func (r *Registry) AddWatch(watch func(cache.Cache) error) error {
 	return nil
 }
 
+// RunningRemotes tells how many remote hosting clusters have a running client.
+func (r *Registry) RunningRemotes() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.remotes)
+}
+
 // HealthEvents carries a KubernetesCluster whenever its hosting cluster's health changes.
 func (r *Registry) HealthEvents() <-chan event.GenericEvent { return r.events }
 

@@ -1,0 +1,139 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package hosting_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
+)
+
+var (
+	env      *envtest.Environment
+	remote   *envtest.HostingCluster
+	registry *hosting.Registry
+)
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	var err error
+	if remote, err = envtest.StartHostingCluster(); err != nil {
+		return 0, err
+	}
+	if env, err = envtest.Start(envtest.Options{}); err != nil {
+		return 0, err
+	}
+	registry = hosting.NewRegistry(env.Manager, 20, 40)
+	if err := env.Manager.Add(registry); err != nil {
+		return 0, err
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		return code, err
+	}
+	return code, remote.Stop()
+}
+
+func kubeconfigSecret(g Gomega, namespace, contextNamespace string) *corev1.Secret {
+	kubeconfig, err := envtest.KubeconfigFor(remote.Config, contextNamespace)
+	g.Expect(err).NotTo(HaveOccurred())
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "hosting"}, Data: map[string][]byte{"value": kubeconfig}}
+}
+
+func TestManagementClusterIsTheDefaultHostingCluster(t *testing.T) {
+	g := NewWithT(t)
+	kc := &infrav1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "dev"}}
+	cluster, err := registry.For(context.Background(), kc)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cluster.Namespace).To(Equal("team-a"))
+	g.Expect(cluster.Description).To(Equal("the management cluster"))
+}
+
+func TestRemoteClientIsBuiltOnceRebuiltOnChangeAndStoppedWhenUnused(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "registry-test"}}
+	g.Expect(env.Client.Create(ctx, ns)).To(Succeed())
+	secret := kubeconfigSecret(g, ns.Name, "nodes-a")
+	g.Expect(env.Client.Create(ctx, secret)).To(Succeed())
+	kc := &infrav1.KubernetesCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "dev"},
+		Spec:       infrav1.KubernetesClusterSpec{HostingCluster: &infrav1.HostingClusterReference{SecretName: "hosting", Key: "value"}},
+	}
+
+	first, err := registry.For(ctx, kc)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(first.Namespace).To(Equal("nodes-a"), "the kubeconfig's namespace when the spec names none")
+	again, err := registry.For(ctx, kc)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again.Client).To(BeIdenticalTo(first.Client), "one cached client per hosting cluster")
+	g.Expect(registry.RunningRemotes()).To(Equal(1))
+
+	changed := kubeconfigSecret(g, ns.Name, "nodes-b")
+	secret.Data = changed.Data
+	g.Expect(env.Client.Update(ctx, secret)).To(Succeed())
+	var rebuilt *hosting.Cluster
+	g.Eventually(func(g Gomega) {
+		rebuilt, err = registry.For(ctx, kc)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(rebuilt.Namespace).To(Equal("nodes-b"))
+	}, 10*time.Second).Should(Succeed())
+	g.Expect(rebuilt.Client).NotTo(BeIdenticalTo(first.Client), "a changed kubeconfig gets a new client")
+	g.Expect(registry.RunningRemotes()).To(Equal(1), "the outdated client is stopped")
+
+	registry.Release(kc)
+	g.Expect(registry.RunningRemotes()).To(Equal(0), "a client nobody uses is stopped")
+}
+
+func TestInvalidKubeconfigIsNotRetriedAsUnreachable(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "registry-invalid"}}
+	g.Expect(env.Client.Create(ctx, ns)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "hosting"}, Data: map[string][]byte{"value": []byte("not: [a kubeconfig")},
+	})).To(Succeed())
+	kc := &infrav1.KubernetesCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "dev"},
+		Spec:       infrav1.KubernetesClusterSpec{HostingCluster: &infrav1.HostingClusterReference{SecretName: "hosting", Key: "value"}},
+	}
+	_, err := registry.For(ctx, kc)
+	g.Expect(err).To(MatchError(hosting.ErrInvalidKubeconfig))
+
+	kc.Spec.HostingCluster.Key = "missing"
+	_, err = registry.For(ctx, kc)
+	g.Expect(err).To(MatchError(hosting.ErrInvalidKubeconfig))
+	g.Expect(err.Error()).To(ContainSubstring(`has no key "missing"`))
+}
