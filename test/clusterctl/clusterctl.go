@@ -129,12 +129,13 @@ func serverSideApply(ctx context.Context, c client.Client, objects []*unstructur
 var variableDefault = regexp.MustCompile(`\$\{\s*([A-Za-z0-9_]+)\s*(?::?[=-]([^}]*))?\}`)
 
 // substituteDefaults does what clusterctl does when no variable is set: it uses
-// each default, and fails on variables without one.
+// each default, and fails on variables without one (an empty default counts as
+// none: clusterctl asks for such variables too).
 func substituteDefaults(data []byte) ([]byte, error) {
 	var missing []string
 	out := variableDefault.ReplaceAllFunc(data, func(match []byte) []byte {
 		groups := variableDefault.FindSubmatch(match)
-		if !bytes.Contains(match, []byte("=")) && !bytes.Contains(match, []byte("-")) {
+		if len(groups[2]) == 0 {
 			missing = append(missing, string(groups[1]))
 		}
 		return groups[2]

@@ -71,20 +71,30 @@ func run(m *testing.M) (int, error) {
 	return code, errors.Join(env.Stop(), bare.Stop())
 }
 
-func readComponents(g Gomega) []*unstructured.Unstructured {
+// readComponents returns the components as clusterctl renders them for
+// installation: clusterctl generate provider fails on any variable without a
+// default, as clusterctl init would.
+func readComponents(t *testing.T, g Gomega, env ...string) []*unstructured.Unstructured {
 	data, err := os.ReadFile(filepath.Join(envtest.RepositoryRoot(), "out", "infrastructure-components.yaml"))
 	g.Expect(err).NotTo(HaveOccurred(), "run 'make release-manifests' (make test does)")
 	g.Expect(string(data)).To(ContainSubstring("${CAPK_IMAGE:="), "the image is substitutable")
-	substituted, err := substituteDefaults(data)
+	_, err = substituteDefaults(data)
 	g.Expect(err).NotTo(HaveOccurred())
-	objects, err := decodeObjects(substituted)
+
+	dir := t.TempDir()
+	config, err := localRepository(dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	rendered, err := clusterctl(dir, env, "generate", "provider", "--infrastructure", "kubernetes:"+providerVersion, "--config", config)
+	g.Expect(err).NotTo(HaveOccurred())
+	objects, err := decodeObjects(rendered)
 	g.Expect(err).NotTo(HaveOccurred())
 	return objects
 }
 
 func TestComponentsFollowTheClusterctlContract(t *testing.T) {
 	g := NewWithT(t)
-	objects := readComponents(g)
+	objects := readComponents(t, g, "CAPK_IMAGE=registry.example/capk:v9")
+	image := ""
 	namespaces := 0
 	for _, obj := range objects {
 		g.Expect(obj.GetLabels()).To(HaveKeyWithValue("cluster.x-k8s.io/provider", "infrastructure-kubernetes"), "%s %s", obj.GetKind(), obj.GetName())
@@ -97,18 +107,20 @@ func TestComponentsFollowTheClusterctlContract(t *testing.T) {
 			containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
 			g.Expect(containers).To(HaveLen(1))
 			g.Expect(containers[0]).To(HaveKeyWithValue("name", "manager"))
+			image, _ = containers[0].(map[string]any)["image"].(string)
 		}
 		if obj.GetNamespace() != "" {
 			g.Expect(obj.GetNamespace()).To(Equal("capk-system"), "%s %s", obj.GetKind(), obj.GetName())
 		}
 	}
 	g.Expect(namespaces).To(Equal(1), "exactly one Namespace, the default target namespace")
+	g.Expect(image).To(Equal("registry.example/capk:v9"), "CAPK_IMAGE sets the manager image")
 }
 
 func TestComponentsAreAcceptedByTheAPIServer(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	objects := readComponents(g)
+	objects := readComponents(t, g)
 	for _, obj := range objects {
 		if obj.GetKind() == "Namespace" || obj.GetKind() == "CustomResourceDefinition" {
 			g.Expect(serverSideApply(ctx, bare.Client, []*unstructured.Unstructured{obj}, false)).To(Succeed())
