@@ -131,17 +131,26 @@ func (r *KubernetesClusterReconciler) Reconcile(ctx context.Context, req ctrl.Re
 }
 
 func patchKubernetesCluster(ctx context.Context, patchHelper *patch.Helper, kc *infrav1.KubernetesCluster) error {
-	if err := conditions.SetSummaryCondition(kc, kc, clusterv1.ReadyCondition, conditions.ForConditionTypes{
+	return patchWithReadySummary(ctx, patchHelper, kc,
 		infrav1.KubernetesClusterHostingClusterReachableCondition,
 		infrav1.KubernetesClusterLoadBalancerAvailableCondition,
-	}); err != nil {
+	)
+}
+
+// conditionsObject is an object with v1beta2 conditions.
+type conditionsObject interface {
+	client.Object
+	conditions.Setter
+}
+
+// patchWithReadySummary sets Ready from the given conditions and writes the
+// object in one patch that owns Paused, Ready and those conditions.
+func patchWithReadySummary(ctx context.Context, patchHelper *patch.Helper, obj conditionsObject, conditionTypes ...string) error {
+	if err := conditions.SetSummaryCondition(obj, obj, clusterv1.ReadyCondition, conditions.ForConditionTypes(conditionTypes)); err != nil {
 		return err
 	}
-	return patchHelper.Patch(ctx, kc, patch.WithOwnedConditions{Conditions: []string{
-		clusterv1.PausedCondition, clusterv1.ReadyCondition,
-		infrav1.KubernetesClusterHostingClusterReachableCondition,
-		infrav1.KubernetesClusterLoadBalancerAvailableCondition,
-	}})
+	owned := append([]string{clusterv1.PausedCondition, clusterv1.ReadyCondition}, conditionTypes...)
+	return patchHelper.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: owned})
 }
 
 func (r *KubernetesClusterReconciler) reconcileNormal(ctx context.Context, s *clusterScope) (ctrl.Result, error) {

@@ -19,6 +19,7 @@ package controller
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -66,13 +67,24 @@ func (r *KubernetesClusterReconciler) machineToKubernetesCluster(ctx context.Con
 	if name == "" {
 		return nil
 	}
-	list := &infrav1.KubernetesClusterList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{clusterv1.ClusterNameLabel: name}); err != nil {
+	return requestsForClusterLabel(ctx, r.Client, &infrav1.KubernetesClusterList{}, obj.GetNamespace(), name)
+}
+
+// requestsForClusterLabel lists the objects of a namespace that carry Cluster
+// API's cluster-name label for clusterName and returns a request for each.
+func requestsForClusterLabel(ctx context.Context, c client.Client, list client.ObjectList, namespace, clusterName string) []reconcile.Request {
+	if err := c.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: clusterName}); err != nil {
 		return nil
 	}
-	requests := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(items))
+	for _, item := range items {
+		if obj, ok := item.(client.Object); ok {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+		}
 	}
 	return requests
 }

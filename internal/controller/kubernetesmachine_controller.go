@@ -26,7 +26,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/annotations"
-	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
@@ -111,15 +110,7 @@ func podToKubernetesMachine(_ context.Context, obj client.Object) []reconcile.Re
 }
 
 func (r *KubernetesMachineReconciler) clusterToKubernetesMachines(ctx context.Context, obj client.Object) []reconcile.Request {
-	list := &infrav1.KubernetesMachineList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{clusterv1.ClusterNameLabel: obj.GetName()}); err != nil {
-		return nil
-	}
-	requests := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-	}
-	return requests
+	return requestsForClusterLabel(ctx, r.Client, &infrav1.KubernetesMachineList{}, obj.GetNamespace(), obj.GetName())
 }
 
 // Reconcile brings one KubernetesMachine closer to its desired state.
@@ -175,17 +166,10 @@ func (r *KubernetesMachineReconciler) newMachineScope(ctx context.Context, km *i
 }
 
 func patchKubernetesMachine(ctx context.Context, patchHelper *patch.Helper, km *infrav1.KubernetesMachine) error {
-	if err := conditions.SetSummaryCondition(km, km, clusterv1.ReadyCondition, conditions.ForConditionTypes{
+	return patchWithReadySummary(ctx, patchHelper, km,
 		infrav1.KubernetesMachinePodProvisionedCondition,
 		infrav1.KubernetesMachineBootstrapSucceededCondition,
-	}); err != nil {
-		return err
-	}
-	return patchHelper.Patch(ctx, km, patch.WithOwnedConditions{Conditions: []string{
-		clusterv1.PausedCondition, clusterv1.ReadyCondition,
-		infrav1.KubernetesMachinePodProvisionedCondition,
-		infrav1.KubernetesMachineBootstrapSucceededCondition,
-	}})
+	)
 }
 
 func (r *KubernetesMachineReconciler) reconcileNormal(ctx context.Context, s *machineScope) (ctrl.Result, error) {
