@@ -138,7 +138,8 @@ func Start(opts Options) (*Environment, error) {
 	}
 	config, err := env.Start()
 	if err != nil {
-		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
+		// A failure after the API server started (e.g. installing CRDs) must not leak it.
+		return nil, errors.Join(fmt.Errorf("starting kube-apiserver and etcd: %w", err), env.Stop())
 	}
 	e := &Environment{Config: config, Scheme: scheme, env: env, done: make(chan error, 1)}
 	if err := e.startManager(opts); err != nil {

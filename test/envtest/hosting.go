@@ -46,7 +46,7 @@ func StartHostingCluster(crdPaths ...string) (*HostingCluster, error) {
 	env := &crenvtest.Environment{Scheme: scheme, CRDDirectoryPaths: crdPaths, ErrorIfCRDPathMissing: true}
 	config, err := env.Start()
 	if err != nil {
-		return nil, fmt.Errorf("starting the hosting cluster's kube-apiserver and etcd: %w", err)
+		return nil, errors.Join(fmt.Errorf("starting the hosting cluster's kube-apiserver and etcd: %w", err), env.Stop())
 	}
 	c, err := client.New(config, client.Options{Scheme: scheme})
 	if err != nil {
