@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/annotations"
 	"sigs.k8s.io/cluster-api/util/patch"
-	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -126,11 +125,11 @@ func (r *KubernetesMachineReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if err != nil || s == nil {
 		return ctrl.Result{}, err
 	}
-	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, s.cluster, km); err != nil || isPaused || requeue {
-		return ctrl.Result{}, err
-	}
 	patchHelper, err := patch.NewHelper(km, r.Client)
 	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if isPaused, err := reconcilePaused(ctx, r.Client, s.cluster, km); err != nil || isPaused {
 		return ctrl.Result{}, err
 	}
 	defer func() {

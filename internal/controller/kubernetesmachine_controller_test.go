@@ -184,6 +184,7 @@ func TestWorkerPodIsRenderedAndProvisioned(t *testing.T) {
 	km := eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
 		g.Expect(km.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
 	})
+	t.Logf("management writes for KubernetesMachine %s from creation to provisioned: %d", tm.km.Name, writes.of(client.ObjectKeyFromObject(tm.km)))
 	g.Expect(km.Spec.ProviderID).To(Equal("kubernetes://" + tc.namespace + "/" + pod.Name))
 	g.Expect(km.Status.Addresses).To(ConsistOf(
 		clusterv1.MachineAddress{Type: clusterv1.MachineHostName, Address: pod.Name},
