@@ -108,6 +108,8 @@ func TestComponentsFollowTheClusterctlContract(t *testing.T) {
 			g.Expect(containers).To(HaveLen(1))
 			g.Expect(containers[0]).To(HaveKeyWithValue("name", "manager"))
 			image, _ = containers[0].(map[string]any)["image"].(string)
+			args, _ := containers[0].(map[string]any)["args"].([]any)
+			g.Expect(args).To(ContainElements("--leader-elect", "--namespace=", "--watch-filter="), "clusterctl installs providers watching all namespaces")
 		}
 		if obj.GetNamespace() != "" {
 			g.Expect(obj.GetNamespace()).To(Equal("capk-system"), "%s %s", obj.GetKind(), obj.GetName())
