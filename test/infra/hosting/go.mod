@@ -7,12 +7,16 @@ go 1.26.0
 
 require (
 	github.com/google/go-containerregistry v0.22.1
+	github.com/google/nftables v0.3.0
 	google.golang.org/grpc v1.79.3
 	k8s.io/cri-api v0.36.3
 )
 
 require (
+	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/klauspost/compress v1.19.2 // indirect
+	github.com/mdlayher/netlink v1.7.3-0.20250113171957-fbb4dce95f42 // indirect
+	github.com/mdlayher/socket v0.5.0 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	golang.org/x/net v0.49.0 // indirect

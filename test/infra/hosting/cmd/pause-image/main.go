@@ -77,7 +77,7 @@ func run(binary, ref, out string) error {
 		return err
 	}
 	annotations := map[string]string{
-		"io.containerd.image.name":         tag.Name(),
+		"io.containerd.image.name":          tag.Name(),
 		"org.opencontainers.image.ref.name": tag.TagStr(),
 	}
 	if err := p.AppendImage(img, layout.WithAnnotations(annotations)); err != nil {

@@ -28,14 +28,7 @@ import (
 	"syscall"
 )
 
-// version is set with -ldflags -X to the tag of the image it is packed into.
-var version = "dev"
-
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "-v" {
-		fmt.Println("pause.go version:", version)
-		return
-	}
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGCHLD)
 	for s := range signals {

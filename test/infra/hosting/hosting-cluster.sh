@@ -1,0 +1,695 @@
+#!/usr/bin/env bash
+# A one-node *hosting* Kubernetes cluster on this machine for the provider's
+# end-to-end tests: containerd, etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubelet and kube-proxy run as plain background processes
+# (PID 1 of these machines is not systemd), everything under one state folder.
+#
+# usage: test/infra/hosting/hosting-cluster.sh up|down|status
+#
+# Environment (defaults in brackets):
+#   CAPK_HOSTING_STATE         state folder: PKI, configs, data, logs, PID files [/var/lib/capk-hosting]
+#   CAPK_HOSTING_BIN           folder with etcd and the Kubernetes binaries [built/cached by hack/kube-binaries.sh]
+#   CAPK_CACHE                 cache root for built binaries and helper tools [~/.cache/capk]
+#   CAPK_HOSTING_NODE_NAME     name of the Node [capk-hosting]
+#   CAPK_HOSTING_BRIDGE        bridge holding the node address [capk0]
+#   CAPK_HOSTING_NODE_IP       node address; API server, kubelet, NodePorts bind here [10.251.0.1]
+#   CAPK_HOSTING_POD_BRIDGE    bridge the CNI plugin attaches Pods to [capkpods0]
+#   CAPK_HOSTING_CLUSTER_CIDR  Pod network; the controller-manager gives the Node a /24 of it [10.252.0.0/16]
+#   CAPK_HOSTING_SERVICE_CIDR  Service network; its first address is the kubernetes Service [10.253.0.0/16]
+#   CAPK_HOSTING_API_PORT      kube-apiserver port on the node address [36443]
+#   CAPK_HOSTING_PORT_BASE     etcd client/peer on 127.0.0.1:BASE+79/+80, kubelet on the node address:BASE+250,
+#                              health/metrics ports on 127.0.0.1:BASE+248/249/256/257/259 [36300]
+#   CAPK_HOSTING_CGROUP        cgroup (in every v1 hierarchy) that holds all Pods [capk-hosting]
+#   CAPK_HOSTING_PAUSE_IMAGE   sandbox image [registry.k8s.io/pause:<version kubeadm pins>]
+#   CAPK_HOSTING_INSTALL       1: apt-get install missing packages; 0: fail instead [1]
+#   CAPK_HOSTING_TIMEOUT       seconds `up` waits for each step [180]
+#   CAPK_HOSTING_STOP_GRACE    seconds a container gets to stop on `down` [10]
+#
+# `up` leaves the admin kubeconfig at $CAPK_HOSTING_STATE/kubeconfig. `down`
+# removes everything `up` created except Debian packages; those are listed in
+# $CAPK_HOSTING_STATE.packages (remove with `apt-get purge $(cat that-file)`).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+export GOTOOLCHAIN=local
+S=${CAPK_HOSTING_STATE:-/var/lib/capk-hosting}
+components=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
+packages=(containerd runc containernetworking-plugins iptables conntrack socat)
+# Host paths the components may create outside the state folder; `down`
+# removes those that did not exist before `up`.
+outside_paths=(/var/lib/cni /var/log/containers /var/log/pods /var/lib/kubelet /run/containerd /etc/kubernetes /var/run/kubernetes)
+# Kernel settings the kubelet (setupKernelTunables) and `up` change; `down` restores them.
+sysctls=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops kernel/keys/root_maxkeys
+  kernel/keys/root_maxbytes net/bridge/bridge-nf-call-iptables net/bridge/bridge-nf-call-ip6tables
+  net/ipv4/ip_local_reserved_ports)
+
+log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# ---------------------------------------------------------------- configuration
+
+# configure resolves every setting once; `up` saves the result to $S/env so
+# that `down` and `status` act on what was started, whatever their environment.
+configure() {
+  NODE_NAME=${CAPK_HOSTING_NODE_NAME:-capk-hosting}
+  BRIDGE=${CAPK_HOSTING_BRIDGE:-capk0}
+  NODE_IP=${CAPK_HOSTING_NODE_IP:-10.251.0.1}
+  POD_BRIDGE=${CAPK_HOSTING_POD_BRIDGE:-capkpods0}
+  CLUSTER_CIDR=${CAPK_HOSTING_CLUSTER_CIDR:-10.252.0.0/16}
+  SERVICE_CIDR=${CAPK_HOSTING_SERVICE_CIDR:-10.253.0.0/16}
+  API_PORT=${CAPK_HOSTING_API_PORT:-36443}
+  PORT_BASE=${CAPK_HOSTING_PORT_BASE:-36300}
+  CGROUP=${CAPK_HOSTING_CGROUP:-capk-hosting}
+  TIMEOUT=${CAPK_HOSTING_TIMEOUT:-180}
+  STOP_GRACE=${CAPK_HOSTING_STOP_GRACE:-10}
+  local base=${SERVICE_CIDR%/*}
+  SERVICE_IP=${base%.*}.$((${base##*.} + 1))
+  ports=("$API_PORT")
+  local offset
+  for offset in 79 80 248 249 250 256 257 259; do ports+=($((PORT_BASE + offset))); done
+}
+
+save_env() {
+  local v
+  for v in NODE_NAME BRIDGE NODE_IP POD_BRIDGE CLUSTER_CIDR SERVICE_CIDR SERVICE_IP API_PORT PORT_BASE CGROUP \
+    TIMEOUT STOP_GRACE BIN TOOLS PAUSE_IMAGE; do
+    printf '%s=%q\n' "$v" "${!v}"
+  done >"$S/env"
+}
+
+# load_env reads what `up` saved; false when there is no (complete) state.
+load_env() {
+  [ -f "$S/env" ] || return 1
+  # shellcheck disable=SC1091
+  source "$S/env"
+}
+
+kubectl_() { "$BIN/kubectl" --kubeconfig "$S/kubeconfig" "$@"; }
+
+# ---------------------------------------------------------------- processes
+
+# pid_of prints the PID recorded for a component if that process still runs
+# and is ours: every process `up` starts names the state folder on its command
+# line, which guards against a recycled PID.
+pid_of() {
+  local pid
+  pid=$(cat "$S/pids/$1.pid" 2>/dev/null) || return 1
+  ours "$pid" && echo "$pid"
+}
+
+# ours reads the command line with builtins only: `down` calls it for every
+# process of the machine, and forks are slow on a loaded two-core VM.
+ours() {
+  local args=()
+  mapfile -d '' args 2>/dev/null <"/proc/$1/cmdline" || return 1
+  [[ "${args[*]}" == *"$S/"* ]]
+}
+
+# start runs a component in its own session (so it outlives the caller's
+# terminal and process group) with its log and PID file in the state folder.
+# It must not inherit the lock's file descriptor, or the lock outlives us.
+start() {
+  local name=$1
+  shift
+  setsid "$@" </dev/null >"$S/logs/$name.log" 2>&1 9<&- &
+  echo $! >"$S/pids/$name.pid"
+}
+
+# stop_components sends SIGTERM to the given components at once, waits up to
+# 20 s for all of them to exit, then SIGKILLs what is left.
+stop_components() {
+  local c pid pids=() i
+  for c in "$@"; do
+    if pid=$(pid_of "$c"); then
+      log "stopping $c (pid $pid)"
+      kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
+    fi
+    rm -f "$S/pids/$c.pid"
+  done
+  for ((i = 0; i < 200; i++)); do
+    alive "${pids[@]}" || return 0
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do
+    kill -0 "$pid" 2>/dev/null && log "pid $pid did not stop in 20s; killing it" && kill -KILL "$pid" 2>/dev/null
+  done
+  return 0
+}
+
+# alive is true while any of the PIDs runs.
+alive() {
+  local pid
+  for pid in "$@"; do kill -0 "$pid" 2>/dev/null && return 0; done
+  return 1
+}
+
+# wait_for polls a command until it succeeds or $TIMEOUT seconds pass.
+wait_for() {
+  local what=$1 deadline=$((SECONDS + TIMEOUT))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || die "timed out after ${TIMEOUT}s waiting for $what (logs: $S/logs)"
+    sleep 0.5
+  done
+}
+
+# ---------------------------------------------------------------- prerequisites
+
+# install_packages installs the Debian packages that are missing and appends
+# the names dpkg did not know before to $S.packages, so they can be purged.
+install_packages() {
+  local missing=() p before
+  for p in "${packages[@]}"; do
+    [ "$(dpkg-query -W -f '${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
+  done
+  [ ${#missing[@]} -gt 0 ] || return 0
+  [ "${CAPK_HOSTING_INSTALL:-1}" = 1 ] || die "missing packages: ${missing[*]}"
+  log "installing ${missing[*]}"
+  before=$(dpkg-query -W -f '${Package}\n' | sort)
+  apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null ||
+    { apt-get update >/dev/null && apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; }
+  comm -13 <(echo "$before") <(dpkg-query -W -f '${Package}\n' | sort) >>"$S.packages"
+}
+
+# kube_binaries builds (or finds cached) etcd and the Kubernetes binaries.
+kube_binaries() {
+  if [ -n "${CAPK_HOSTING_BIN:-}" ]; then
+    BIN=$CAPK_HOSTING_BIN
+  else
+    BIN=$("$repo/hack/kube-binaries.sh" etcd kube-apiserver kube-controller-manager kube-scheduler kubelet \
+      kube-proxy kubectl kubeadm)
+  fi
+  local b
+  for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do
+    [ -x "$BIN/$b" ] || die "$BIN/$b is missing"
+  done
+}
+
+# helper_tools builds the Go helpers once per source revision into the cache;
+# a warm rebuild still costs ~10 s of linking on a busy two-core machine.
+helper_tools() {
+  local sum
+  sum=$(cd "$here" && { cat go.mod go.sum; find cmd -name '*.go' -print0 | sort -z | xargs -0 cat; } |
+    sha256sum | cut -c1-12)
+  TOOLS=${CAPK_CACHE:-$HOME/.cache/capk}/hosting-tools-$sum
+  local t stale=0
+  for t in pause pki pause-image cri-reset nft-prune; do [ -x "$TOOLS/$t" ] || stale=1; done
+  [ $stale = 1 ] || return 0
+  log "building helper tools into $TOOLS"
+  (cd "$here" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$TOOLS/" ./cmd/...)
+}
+
+# pause_image is the sandbox image the kubelet's release expects: kubeadm of
+# the same release pins it, so ask kubeadm instead of hard-coding a version.
+pause_image() {
+  PAUSE_IMAGE=${CAPK_HOSTING_PAUSE_IMAGE:-}
+  [ -n "$PAUSE_IMAGE" ] && return 0
+  local version
+  version=$("$BIN/kubelet" --version | awk '{print $2}')
+  PAUSE_IMAGE=$("$BIN/kubeadm" config images list --kubernetes-version "$version" 2>/dev/null | grep '/pause:') ||
+    die "cannot learn the pause image from kubeadm; set CAPK_HOSTING_PAUSE_IMAGE"
+}
+
+# ---------------------------------------------------------------- host state
+
+# snapshot records what `down` must restore: kernel settings, which outside
+# paths existed, and which iptables tables existed.
+snapshot() {
+  local s p
+  mkdir -p "$S/restore"
+  for s in "${sysctls[@]}"; do printf '%s\t%s\n' "$s" "$(cat "/proc/sys/$s")"; done >"$S/restore/sysctl"
+  for p in "${outside_paths[@]}"; do [ -e "$p" ] || echo "$p"; done >"$S/restore/absent-paths"
+  "$TOOLS/nft-prune" -list >"$S/restore/nft-tables" 2>/dev/null || true
+}
+
+# network creates the bridge that holds the node address (nothing else uses
+# it, so traffic stays on this machine) and routes the Service network to it
+# so host-to-ClusterIP traffic never depends on the default route.
+network() {
+  ip link add "$BRIDGE" type bridge
+  ip addr add "$NODE_IP/24" dev "$BRIDGE" # a /24 keeps room for more host-side addresses
+  ip link set "$BRIDGE" up
+  ip route add "$SERVICE_CIDR" dev "$BRIDGE" src "$NODE_IP"
+  # Pod-to-Service traffic between Pods on one bridge must pass iptables.
+  echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables
+  echo 1 >/proc/sys/net/bridge/bridge-nf-call-ip6tables
+}
+
+# reserve_ports makes sure our fixed ports are free, then keeps the kernel from
+# handing them out as ephemeral ports (the tests of other sessions bind
+# random loopback ports, and every outgoing connection takes one) while we run.
+reserve_ports() {
+  local p reserved
+  for p in "${ports[@]}"; do
+    [ -z "$(ss -Hltn "( sport = :$p )")" ] || die "port $p is in use: $(ss -Hltnp "( sport = :$p )")"
+  done
+  reserved=$(cat /proc/sys/net/ipv4/ip_local_reserved_ports)
+  p=$(IFS=,; echo "${ports[*]}")
+  echo "${reserved:+$reserved,}$p" >/proc/sys/net/ipv4/ip_local_reserved_ports
+}
+
+# cgroups creates the kubelet's cgroup root in every v1 hierarchy; the kubelet
+# refuses a root that does not exist, and one root of our own makes `down`'s
+# cleanup exact. A new cpuset cgroup is empty and must get its parent's CPUs.
+cgroups() {
+  local h
+  for h in $(cgroup_hierarchies); do
+    mkdir -p "$h/$CGROUP"
+  done
+  if [ -d /sys/fs/cgroup/cpuset/"$CGROUP" ]; then
+    cat /sys/fs/cgroup/cpuset/cpuset.cpus >/sys/fs/cgroup/cpuset/"$CGROUP"/cpuset.cpus
+    cat /sys/fs/cgroup/cpuset/cpuset.mems >/sys/fs/cgroup/cpuset/"$CGROUP"/cpuset.mems
+  fi
+}
+
+cgroup_hierarchies() { findmnt -rn -t cgroup,cgroup2 -o TARGET | grep '^/sys/fs/cgroup/'; }
+
+# ---------------------------------------------------------------- components
+
+pki() {
+  "$TOOLS/pki" -dir "$S/pki" -node-name "$NODE_NAME" -node-ip "$NODE_IP" -service-ip "$SERVICE_IP" \
+    -server "https://$NODE_IP:$API_PORT"
+  cp "$S/pki/admin.kubeconfig" "$S/kubeconfig"
+}
+
+# containerd_config: only what differs from containerd's defaults. Everything
+# lives in the state folder (netns mounts included) so `down` finds it all.
+containerd_config() {
+  local c=$S/containerd cri='plugins."io.containerd.grpc.v1.cri"'
+  mkdir -p "$c" "$S/cni/net.d"
+  cat >"$c/config.toml" <<EOF
+version = 2
+root = "$c/root"
+state = "$c/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs", "io.containerd.grpc.v1.introspection-debug"]
+[grpc]
+  address = "$c/containerd.sock"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$c/opt"
+[$cri]
+  sandbox_image = "$PAUSE_IMAGE"
+  # CAP_SYS_RESOURCE is not in this VM's bounding set: without this every
+  # sandbox fails with "can't get final child's PID from pipe: EOF".
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  disable_hugetlb_controller = true
+  tolerate_missing_hugetlb_controller = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+[$cri.cni]
+  bin_dir = "/usr/lib/cni"
+  conf_dir = "$S/cni/net.d"
+  # containerd renders this once the kubelet passes the Node's podCIDR.
+  conf_template = "$S/cni/template.conflist"
+[$cri.containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+[$cri.containerd.runtimes.runc.options]
+  SystemdCgroup = false
+  Root = "$c/runc"
+EOF
+}
+
+# cni_template: a bridge with hairpin mode, so a Pod reaches itself through
+# its own Service VIP (a node Pod behind the control-plane Service does).
+# No masquerading: Pods have no business leaving this machine.
+cni_template() {
+  cat >"$S/cni/template.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "capk-hosting",
+  "plugins": [
+    {
+      "type": "bridge", "bridge": "$POD_BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+      "ipam": {"type": "host-local", "dataDir": "$S/cni/ipam",
+               "ranges": [[{"subnet": "{{.PodCIDR}}"}]], "routes": [{"dst": "0.0.0.0/0"}]}
+    },
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+EOF
+}
+
+start_containerd() {
+  containerd_config
+  cni_template
+  start containerd containerd --config "$S/containerd/config.toml"
+  wait_for "the containerd socket" ctr_ version
+}
+
+ctr_() { ctr --address "$S/containerd/containerd.sock" --namespace k8s.io "$@"; }
+
+import_pause() {
+  "$TOOLS/pause-image" -binary "$TOOLS/pause" -ref "$PAUSE_IMAGE" -out "$S/pause.tar"
+  ctr_ images import "$S/pause.tar" >/dev/null
+  # Not `ctr | grep -q`: grep's early exit would fail the pipe (pipefail).
+  local images
+  images=$(ctr_ images ls -q)
+  grep -qxF "$PAUSE_IMAGE" <<<"$images" || die "$PAUSE_IMAGE missing after import"
+}
+
+start_etcd() {
+  local p=$S/pki client=https://127.0.0.1:$((PORT_BASE + 79)) peer=https://127.0.0.1:$((PORT_BASE + 80))
+  start etcd "$BIN/etcd" --name "$NODE_NAME" --data-dir "$S/etcd" --unsafe-no-fsync \
+    --listen-client-urls "$client" --advertise-client-urls "$client" \
+    --listen-peer-urls "$peer" --initial-advertise-peer-urls "$peer" --initial-cluster "$NODE_NAME=$peer" \
+    --cert-file "$p/etcd-server.crt" --key-file "$p/etcd-server.key" --trusted-ca-file "$p/etcd-ca.crt" \
+    --client-cert-auth --peer-cert-file "$p/etcd-server.crt" --peer-key-file "$p/etcd-server.key" \
+    --peer-trusted-ca-file "$p/etcd-ca.crt" --peer-client-cert-auth
+}
+
+start_apiserver() {
+  local p=$S/pki
+  start kube-apiserver "$BIN/kube-apiserver" --bind-address "$NODE_IP" --advertise-address "$NODE_IP" \
+    --secure-port "$API_PORT" --etcd-servers "https://127.0.0.1:$((PORT_BASE + 79))" \
+    --etcd-cafile "$p/etcd-ca.crt" --etcd-certfile "$p/apiserver-etcd-client.crt" \
+    --etcd-keyfile "$p/apiserver-etcd-client.key" \
+    --tls-cert-file "$p/apiserver.crt" --tls-private-key-file "$p/apiserver.key" --client-ca-file "$p/ca.crt" \
+    --kubelet-client-certificate "$p/apiserver-kubelet-client.crt" \
+    --kubelet-client-key "$p/apiserver-kubelet-client.key" --kubelet-certificate-authority "$p/ca.crt" \
+    --kubelet-preferred-address-types InternalIP,Hostname \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
+    --service-cluster-ip-range "$SERVICE_CIDR" --authorization-mode Node,RBAC \
+    --enable-admission-plugins NodeRestriction --allow-privileged=true --cert-dir "$S/pki/apiserver-generated"
+}
+
+start_controller_manager() {
+  local p=$S/pki k=$S/pki/controller-manager.kubeconfig
+  start kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig "$k" \
+    --authentication-kubeconfig "$k" --authorization-kubeconfig "$k" \
+    --bind-address 127.0.0.1 --secure-port "$((PORT_BASE + 257))" --leader-elect=false \
+    --service-account-private-key-file "$p/sa.key" --root-ca-file "$p/ca.crt" \
+    --cluster-signing-cert-file "$p/ca.crt" --cluster-signing-key-file "$p/ca.key" \
+    --use-service-account-credentials --allocate-node-cidrs --cluster-cidr "$CLUSTER_CIDR" \
+    --node-cidr-mask-size 24 --service-cluster-ip-range "$SERVICE_CIDR"
+}
+
+start_scheduler() {
+  local k=$S/pki/scheduler.kubeconfig
+  start kube-scheduler "$BIN/kube-scheduler" --kubeconfig "$k" --authentication-kubeconfig "$k" \
+    --authorization-kubeconfig "$k" --bind-address 127.0.0.1 --secure-port "$((PORT_BASE + 259))" \
+    --leader-elect=false
+}
+
+# kubelet_config: cgroup v1 (failCgroupV1: false) with the cgroupfs driver
+# under our own root; webhook authn/authz so `kubectl logs/exec` use RBAC;
+# eviction and image GC relaxed so a full-ish disk does not evict node Pods.
+kubelet_config() {
+  local p=$S/pki
+  mkdir -p "$S/kubelet"
+  cat >"$S/kubelet/config.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: cgroupfs
+cgroupRoot: /$CGROUP
+failCgroupV1: false
+failSwapOn: false
+containerRuntimeEndpoint: unix://$S/containerd/containerd.sock
+podLogsDir: $S/kubelet/pod-logs
+address: $NODE_IP
+port: $((PORT_BASE + 250))
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: $((PORT_BASE + 248))
+tlsCertFile: $p/kubelet-server.crt
+tlsPrivateKeyFile: $p/kubelet-server.key
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $p/ca.crt}
+authorization: {mode: Webhook}
+clusterDomain: cluster.local
+evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
+imageGCHighThresholdPercent: 100
+EOF
+}
+
+start_kubelet() {
+  kubelet_config
+  start kubelet "$BIN/kubelet" --config "$S/kubelet/config.yaml" --kubeconfig "$S/pki/kubelet.kubeconfig" \
+    --root-dir "$S/kubelet/root" --hostname-override "$NODE_NAME" --node-ip "$NODE_IP"
+}
+
+# kube-proxy in iptables mode. NodePorts only on the node address; the
+# conntrack zeros stop it from rewriting machine-wide conntrack sysctls.
+start_kube_proxy() {
+  cat >"$S/kube-proxy.yaml" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $S/pki/kube-proxy.kubeconfig}
+mode: iptables
+clusterCIDR: $CLUSTER_CIDR
+hostnameOverride: $NODE_NAME
+healthzBindAddress: 127.0.0.1:$((PORT_BASE + 256))
+metricsBindAddress: 127.0.0.1:$((PORT_BASE + 249))
+nodePortAddresses: ["$NODE_IP/32"]
+conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+EOF
+  start kube-proxy "$BIN/kube-proxy" --config "$S/kube-proxy.yaml"
+}
+
+node_ready() {
+  [ "$(kubectl_ get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
+}
+
+# ---------------------------------------------------------------- up
+
+up() {
+  local t0=$SECONDS
+  configure
+  if load_env && running >/dev/null; then
+    log "already up; export KUBECONFIG=$S/kubeconfig"
+    return 0
+  fi
+  [ ! -e "$S" ] || { log "removing the leftovers of an earlier run"; down; configure; }
+  # Leave a failed start as it is, for its logs, and say how to clean up.
+  set -E
+  trap 'log "up failed; logs in $S/logs; clean up with: $0 down"' ERR
+  mkdir -p "$S/pids" "$S/logs"
+  install_packages
+  kube_binaries
+  helper_tools
+  pause_image
+  save_env
+  snapshot
+  reserve_ports
+  network
+  cgroups
+  pki
+  bring_up
+  log "hosting cluster up in $((SECONDS - t0))s; export KUBECONFIG=$S/kubeconfig"
+}
+
+# bring_up starts the components in dependency order but without waiting where
+# a component retries on its own, so the slow API server start overlaps the rest.
+bring_up() {
+  start_containerd
+  start_etcd
+  start_apiserver
+  import_pause
+  start_kubelet
+  start_kube_proxy
+  # These two exit if RBAC's bootstrap policy is not there yet; /readyz
+  # includes that post-start hook.
+  wait_for "the API server" kubectl_ get --raw /readyz
+  start_controller_manager
+  start_scheduler
+  wait_for "Node $NODE_NAME to be Ready" node_ready
+  # Pods are refused until the ServiceAccount controller made the default one.
+  wait_for "the default ServiceAccount" kubectl_ get serviceaccount default
+}
+
+# ---------------------------------------------------------------- down
+
+down() {
+  local t0=$SECONDS
+  if ! load_env; then
+    [ -e "$S" ] && { log "no $S/env; removing $S"; sweep_mounts; rm -rf "$S"; }
+    log "down: nothing to do"
+    return 0
+  fi
+  stop_components kubelet kube-proxy
+  reset_pods
+  # The API server goes before etcd, so it does not spin on a dead etcd.
+  stop_components kube-controller-manager kube-scheduler kube-apiserver
+  stop_components etcd containerd
+  kill_leftovers
+  sweep_mounts
+  sweep_network
+  sweep_iptables
+  sweep_cgroups
+  restore_host
+  rm -rf "$S"
+  log "hosting cluster down in $((SECONDS - t0))s"
+}
+
+# reset_pods stops every Pod through the CRI while containerd still runs, so
+# CNI DEL cleans veths, IPs and the CNI cache (the kubelet is stopped first or
+# it would recreate them).
+reset_pods() {
+  pid_of containerd >/dev/null || return 0
+  [ -x "${TOOLS:-}/cri-reset" ] || return 0
+  "$TOOLS/cri-reset" -socket "$S/containerd/containerd.sock" -grace "${STOP_GRACE}s" ||
+    log "cri-reset failed; falling back to killing what is left"
+}
+
+# kill_leftovers ends processes that survived: shims and anything naming the
+# state folder, then every process still in our cgroup (containers whose shim
+# died). All are ours by construction; each is killed by PID.
+kill_leftovers() {
+  local pid
+  for pid in $(leftover_pids); do
+    log "killing leftover pid $pid ($(readlink "/proc/$pid/exe" 2>/dev/null))"
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  local i
+  for ((i = 0; i < 50; i++)); do
+    [ -z "$(leftover_pids)" ] && return 0
+    sleep 0.1
+  done
+}
+
+leftover_pids() {
+  local d pid
+  for d in /proc/[0-9]*; do
+    pid=${d#/proc/}
+    [ "$pid" != $$ ] && [ "$pid" != "$BASHPID" ] && ours "$pid" && is_daemon "$pid" && echo "$pid"
+  done
+  cat /sys/fs/cgroup/pids/"$CGROUP"/cgroup.procs 2>/dev/null || true
+  find /sys/fs/cgroup/pids/"$CGROUP" -mindepth 1 -name cgroup.procs -exec cat {} + 2>/dev/null || true
+}
+
+# is_daemon excludes this script and its children (their command lines name
+# the state folder too): only programs `up` started or spawned qualify.
+is_daemon() {
+  local exe
+  exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 1
+  case "$exe" in
+  "$BIN/kubectl") return 1 ;;
+  "$BIN"/* | */containerd | */containerd-shim* | */runc) return 0 ;;
+  esac
+  return 1
+}
+
+# sweep_mounts unmounts everything below the state folder, deepest first:
+# kubelet volumes (tmpfs, projected tokens), netns files, overlay rootfs.
+sweep_mounts() {
+  local m
+  for m in $(findmnt -rn -o TARGET | grep -F "$S/" | sort -r); do
+    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "could not unmount $m"
+  done
+}
+
+sweep_network() {
+  local veth
+  for veth in $(ip -o link show master "$POD_BRIDGE" 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1); do
+    ip link del "$veth" 2>/dev/null || true
+  done
+  ip link del "$POD_BRIDGE" 2>/dev/null || true
+  ip link del "$BRIDGE" 2>/dev/null || true
+}
+
+# sweep_iptables removes the KUBE-* chains (kube-proxy, kubelet) and CNI-*
+# chains (portmap) with the rules that jump to them, in both families, then
+# drops tables that only exist because of us (nft backend).
+sweep_iptables() {
+  local ipt
+  command -v iptables >/dev/null || return 0
+  "$BIN/kube-proxy" --cleanup --config "$S/kube-proxy.yaml" >/dev/null 2>&1 || true
+  for ipt in iptables ip6tables; do
+    sweep_chains "$ipt"
+  done
+  if [ -f "$S/restore/nft-tables" ] && [ -x "${TOOLS:-}/nft-prune" ]; then
+    "$TOOLS/nft-prune" -keep "$S/restore/nft-tables" || log "nft-prune failed"
+  fi
+}
+
+sweep_chains() {
+  local ipt=$1 table rule chain
+  for table in filter nat mangle raw; do
+    # First the rules of built-in chains that jump to ours (-A FORWARD -j KUBE-FORWARD),
+    jump_rules "$ipt" "$table" | while read -r rule; do
+      eval "\"$ipt\" -t $table -D ${rule#-A }" 2>/dev/null || true
+    done
+    # then flush all our chains (they jump to each other) and delete them.
+    for chain in $(our_chains "$ipt" "$table"); do "$ipt" -t "$table" -F "$chain" 2>/dev/null || true; done
+    for chain in $(our_chains "$ipt" "$table"); do "$ipt" -t "$table" -X "$chain" 2>/dev/null || true; done
+  done
+}
+
+our_chains() { "$1" -t "$2" -S 2>/dev/null | awk '/^-N (KUBE|CNI)-/{print $2}'; }
+
+# jump_rules prints the rules of built-in chains that jump to KUBE-*/CNI-* chains.
+jump_rules() {
+  "$1" -t "$2" -S 2>/dev/null | grep -E '^-A .* -j (KUBE|CNI)-' | grep -vE '^-A (KUBE|CNI)-' || true
+}
+
+# sweep_cgroups removes our cgroup root and everything below it, deepest first.
+sweep_cgroups() {
+  local h
+  for h in $(cgroup_hierarchies); do
+    [ -d "$h/$CGROUP" ] || continue
+    find "$h/$CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    [ ! -d "$h/$CGROUP" ] || log "could not remove $h/$CGROUP"
+  done
+}
+
+restore_host() {
+  local key value p
+  if [ -f "$S/restore/sysctl" ]; then
+    while IFS=$'\t' read -r key value; do echo "$value" >"/proc/sys/$key" || true; done <"$S/restore/sysctl"
+  fi
+  if [ -f "$S/restore/absent-paths" ]; then
+    while read -r p; do [ -z "$p" ] || rm -rf "$p"; done <"$S/restore/absent-paths"
+  fi
+}
+
+# ---------------------------------------------------------------- status
+
+# running prints the state of each component; false unless all run.
+running() {
+  local c pid all=0
+  for c in "${components[@]}"; do
+    if pid=$(pid_of "$c"); then
+      printf '%-24s running (pid %s)\n' "$c" "$pid"
+    else
+      printf '%-24s stopped\n' "$c"
+      all=1
+    fi
+  done
+  return $all
+}
+
+status() {
+  configure
+  if ! load_env; then
+    echo "down (no state in $S)"
+    return 1
+  fi
+  local rc=0
+  running || rc=1
+  echo "kubeconfig: $S/kubeconfig (API https://$NODE_IP:$API_PORT)"
+  kubectl_ get nodes -o wide 2>/dev/null || echo "API server not reachable"
+  kubectl_ get pods -A -o wide 2>/dev/null || true
+  return $rc
+}
+
+# lock allows one up or down at a time (per checkout): they must not interleave.
+lock() {
+  exec 9<"${BASH_SOURCE[0]}"
+  flock -n 9 || die "another up or down is running"
+}
+
+main() {
+  [ "$(id -u)" = 0 ] || die "must run as root (bridges, iptables, cgroups, mounts)"
+  case "${1:-}" in
+  up) lock; up ;;
+  down) lock; configure; down ;;
+  status) status ;;
+  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+  esac
+}
+
+main "$@"

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Smoke check of the hosting cluster: up, a pause Pod plus a ClusterIP Service,
+# API health directly and through the kubernetes Service's ClusterIP (kube-proxy
+# on the host), Service traffic host -> Pod and Pod -> itself (hairpin) and
+# Pod -> API server, down, and proof that nothing is left. Prints timings.
+#
+# usage: test/infra/hosting/smoke.sh      (same environment as hosting-cluster.sh)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+S=${CAPK_HOSTING_STATE:-/var/lib/capk-hosting}
+cluster="$here/hosting-cluster.sh"
+
+log() { printf '[%s] smoke: %s\n' "$(date +%T)" "$*" >&2; }
+fail() { log "FAIL: $*"; exit 1; }
+
+# footprint lists what the cluster may leave on the host, so the state after
+# `down` can be compared with the state before `up`. Counters and comments
+# are dropped from iptables-save; they change on their own.
+footprint() {
+  echo "## links"; ip -o link show | awk -F': ' '{print $2}' | cut -d@ -f1 | sort
+  echo "## addresses"; ip -o addr show | awk '{print $2, $4}' | sort
+  echo "## routes"; ip route show | sort
+  echo "## mounts"; findmnt -rn -o TARGET | sort
+  for ipt in iptables-save ip6tables-save; do
+    echo "## $ipt"
+    if command -v "$ipt" >/dev/null; then "$ipt" | { grep -v '^#' || true; } | sed 's/\[[0-9]*:[0-9]*\]//'; fi
+  done
+  echo "## cgroups"; find /sys/fs/cgroup -mindepth 2 -maxdepth 2 -type d -name 'capk*' | sort
+  echo "## sysctl"
+  sysctl vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops net.ipv4.ip_local_reserved_ports
+}
+
+# our_processes: any process that names the state folder on its command line.
+our_processes() {
+  local d args
+  for d in /proc/[0-9]*; do
+    [ "${d#/proc/}" = $$ ] && continue
+    mapfile -d '' args 2>/dev/null <"$d/cmdline" || continue
+    [[ "${args[*]}" == *"$S/"* ]] && echo "${d#/proc/} ${args[*]:0:6}"
+  done
+  return 0
+}
+
+workload() {
+  cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: smoke, namespace: default, labels: {app: capk-smoke}}
+spec:
+  restartPolicy: Never
+  automountServiceAccountToken: false
+  enableServiceLinks: false
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: pause
+    image: $PAUSE_IMAGE
+    imagePullPolicy: Never
+    ports: [{containerPort: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: smoke, namespace: default}
+spec:
+  selector: {app: capk-smoke}
+  ports: [{port: 80, targetPort: 8080}]
+EOF
+}
+
+check_workload() {
+  local k=("$BIN/kubectl" --kubeconfig "$S/kubeconfig") ip eps
+  workload | "${k[@]}" apply -f - >/dev/null
+  "${k[@]}" wait --for=jsonpath='{.status.phase}'=Running pod/smoke --timeout=120s >/dev/null ||
+    fail "Pod not Running: $("${k[@]}" describe pod smoke | tail -20)"
+  ip=$("${k[@]}" get pod smoke -o jsonpath='{.status.podIP}')
+  [ -n "$ip" ] || fail "Pod has no IP"
+  log "Pod smoke Running with IP $ip"
+  for _ in $(seq 60); do
+    eps=$("${k[@]}" get endpointslices -l kubernetes.io/service-name=smoke -o jsonpath='{.items[*].endpoints[*].addresses[*]}')
+    [ "$eps" = "$ip" ] && break
+    sleep 0.5
+  done
+  [ "$eps" = "$ip" ] || fail "Service smoke has endpoints '$eps', want $ip"
+  log "Service smoke: ClusterIP $("${k[@]}" get svc smoke -o jsonpath='{.spec.clusterIP}') -> $eps"
+}
+
+check_api() {
+  [ "$("$BIN/kubectl" --kubeconfig "$S/kubeconfig" get --raw /readyz)" = ok ] || fail "/readyz is not ok"
+  log "/readyz ok"
+  # The kubernetes Service's ClusterIP is DNATed by kube-proxy's rules on the host.
+  [ "$(curl -sS --max-time 10 --cacert "$S/pki/ca.crt" "https://$SERVICE_IP/readyz")" = ok ] ||
+    fail "/readyz through the ClusterIP $SERVICE_IP failed"
+  log "/readyz through ClusterIP $SERVICE_IP ok"
+}
+
+# check_dataplane serves a reply from inside the Pod's network namespace
+# (socat on the host, entered into the netns: the pause image has no tools)
+# and reaches it through the Service from the host and from the Pod itself
+# (hairpin), then the API server through the kubernetes Service from the Pod.
+check_dataplane() {
+  local ns svc listener reply
+  ns=$(findmnt -rn -t nsfs -o TARGET | grep -F "$S/" | head -1)
+  [ -n "$ns" ] || fail "no Pod network namespace under $S"
+  svc=$("$BIN/kubectl" --kubeconfig "$S/kubeconfig" get svc smoke -o jsonpath='{.spec.clusterIP}')
+  nsenter --net="$ns" socat TCP-LISTEN:8080,fork,reuseaddr SYSTEM:'echo capk-smoke' &  # a raw reply: curl needs --http0.9
+  listener=$!
+  for _ in $(seq 40); do
+    reply=$(curl -sS --http0.9 --max-time 2 "http://$svc" 2>/dev/null) && break
+    sleep 0.25
+  done
+  [ "$reply" = capk-smoke ] || { kill "$listener"; fail "host -> Service $svc:80 -> Pod failed"; }
+  log "host -> Service $svc:80 -> Pod ok"
+  reply=$(nsenter --net="$ns" curl -sS --http0.9 --max-time 10 "http://$svc") || true
+  [ "$reply" = capk-smoke ] || { kill "$listener"; fail "Pod -> own Service $svc:80 (hairpin) failed"; }
+  log "Pod -> own Service $svc:80 (hairpin) ok"
+  reply=$(nsenter --net="$ns" curl -sS --max-time 10 --cacert "$S/pki/ca.crt" "https://$SERVICE_IP/readyz") || true
+  [ "$reply" = ok ] || { kill "$listener"; fail "Pod -> https://$SERVICE_IP/readyz failed"; }
+  log "Pod -> https://$SERVICE_IP/readyz ok"
+  kill "$listener"
+  wait "$listener" 2>/dev/null || true
+}
+
+check_clean() {
+  local left
+  [ ! -e "$S" ] || fail "$S still exists"
+  left=$(our_processes)
+  [ -z "$left" ] || fail "processes left: $left"
+  footprint >"$tmp/after"
+  diff -u "$tmp/before" "$tmp/after" || fail "the host differs from before up (diff above)"
+  log "nothing left: processes, links, addresses, routes, mounts, iptables, cgroups and sysctls as before"
+}
+
+main() {
+  local t0 t1 t2 t3
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  "$cluster" down >/dev/null 2>&1 || true
+  footprint >"$tmp/before"
+  t0=$SECONDS
+  "$cluster" up
+  t1=$SECONDS
+  # shellcheck disable=SC1091
+  source "$S/env"
+  check_workload
+  check_api
+  check_dataplane
+  t2=$SECONDS
+  "$cluster" down
+  t3=$SECONDS
+  check_clean
+  log "PASS: up $((t1 - t0))s, workload and checks $((t2 - t1))s, down $((t3 - t2))s, total $((SECONDS - t0))s"
+}
+
+main "$@"
