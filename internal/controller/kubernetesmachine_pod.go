@@ -239,7 +239,8 @@ func (r *KubernetesMachineReconciler) reconcilePod(ctx context.Context, s *machi
 		return ctrl.Result{}, fmt.Errorf("creating Pod %s on %s: %w", klog.KObj(desired), s.hosting.Description, err)
 	}
 	r.Recorder.Eventf(s.km, nil, corev1.EventTypeNormal, "NodePodCreated", "Create", "Created node Pod %s/%s", desired.Namespace, desired.Name)
-	setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodPendingReason, "Node Pod created")
+	// The message pendingMessage gives a new Pod, so the next reconcile has nothing to write.
+	setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodPendingReason, pendingMessage(desired))
 	s.waiting = true
 	return ctrl.Result{}, nil
 }
