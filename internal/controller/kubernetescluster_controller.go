@@ -62,6 +62,7 @@ type clusterScope struct {
 	kc      *infrav1.KubernetesCluster
 	cluster *clusterv1.Cluster
 	hosting *hosting.Cluster
+	nodes   []corev1.Node // the hosting nodes, listed at most once per reconcile
 }
 
 // SetupWithManager registers the controller and its watches, including watches

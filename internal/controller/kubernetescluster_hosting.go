@@ -17,10 +17,12 @@ limitations under the License.
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -164,7 +166,7 @@ func (r *KubernetesClusterReconciler) reconcileService(ctx context.Context, s *c
 	}
 	endpoint, waiting := s.kc.Spec.ControlPlaneEndpoint, ""
 	if !endpoint.IsValid() {
-		endpoint, waiting = r.endpointOf(ctx, s.hosting, service)
+		endpoint, waiting = r.endpointOf(ctx, s, service)
 	}
 	if waiting != "" {
 		conditions.Set(s.kc, metav1.Condition{
@@ -227,18 +229,18 @@ func mergeServicePorts(existing, desired []corev1.ServicePort) []corev1.ServiceP
 
 // endpointOf derives the control-plane endpoint from the Service, or says what it
 // waits for.
-func (r *KubernetesClusterReconciler) endpointOf(ctx context.Context, hostingCluster *hosting.Cluster, service *corev1.Service) (clusterv1.APIEndpoint, string) {
+func (r *KubernetesClusterReconciler) endpointOf(ctx context.Context, s *clusterScope, service *corev1.Service) (clusterv1.APIEndpoint, string) {
 	port := service.Spec.Ports[0]
 	switch service.Spec.Type {
 	case corev1.ServiceTypeLoadBalancer:
 		for _, ingress := range service.Status.LoadBalancer.Ingress {
-			if host := firstNonEmpty(ingress.IP, ingress.Hostname); host != "" {
+			if host := cmp.Or(ingress.IP, ingress.Hostname); host != "" {
 				return clusterv1.APIEndpoint{Host: host, Port: port.Port}, ""
 			}
 		}
 		return clusterv1.APIEndpoint{}, "waiting for the hosting cluster's load balancer to give the Service an address"
 	case corev1.ServiceTypeNodePort:
-		host, err := firstNodeAddress(ctx, hostingCluster)
+		host, err := firstNodeAddress(ctx, s)
 		if err != nil || host == "" || port.NodePort == 0 {
 			return clusterv1.APIEndpoint{}, fmt.Sprintf("waiting for a hosting node address and a node port: %v", err)
 		}
@@ -253,13 +255,14 @@ func (r *KubernetesClusterReconciler) endpointOf(ctx context.Context, hostingClu
 
 // firstNodeAddress returns the InternalIP of the hosting node whose name sorts
 // first, so the choice is stable.
-func firstNodeAddress(ctx context.Context, hostingCluster *hosting.Cluster) (string, error) {
-	nodes := &corev1.NodeList{}
-	if err := hostingCluster.Reader.List(ctx, nodes); err != nil {
-		return "", fmt.Errorf("listing nodes of %s: %w", hostingCluster.Description, err)
+func firstNodeAddress(ctx context.Context, s *clusterScope) (string, error) {
+	nodes, err := s.hostingNodes(ctx)
+	if err != nil {
+		return "", err
 	}
-	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
-	for _, node := range nodes.Items {
+	sorted := slices.Clone(nodes)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	for _, node := range sorted {
 		for _, address := range node.Status.Addresses {
 			if address.Type == corev1.NodeInternalIP {
 				return address.Address, nil
@@ -276,12 +279,12 @@ func (r *KubernetesClusterReconciler) reconcileFailureDomains(ctx context.Contex
 		s.kc.Status.FailureDomains = s.kc.Spec.FailureDomains
 		return ctrl.Result{}, nil
 	}
-	nodes := &corev1.NodeList{}
-	if err := s.hosting.Reader.List(ctx, nodes); err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing nodes of %s: %w", s.hosting.Description, err)
+	nodes, err := s.hostingNodes(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	zones := map[string]bool{}
-	for _, node := range nodes.Items {
+	for _, node := range nodes {
 		if zone := node.Labels[zoneLabel]; zone != "" {
 			zones[zone] = true
 		}
@@ -317,11 +320,16 @@ func clusterNameOf(kc *infrav1.KubernetesCluster) string {
 	return kc.Name
 }
 
-func firstNonEmpty(values ...string) string {
-	for _, value := range values {
-		if value != "" {
-			return value
-		}
+// hostingNodes lists the hosting cluster's nodes once per reconcile: the endpoint
+// and the failure domains both need them.
+func (s *clusterScope) hostingNodes(ctx context.Context) ([]corev1.Node, error) {
+	if s.nodes != nil {
+		return s.nodes, nil
 	}
-	return ""
+	list := &corev1.NodeList{}
+	if err := s.hosting.Reader.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("listing nodes of %s: %w", s.hosting.Description, err)
+	}
+	s.nodes = append([]corev1.Node{}, list.Items...)
+	return s.nodes, nil
 }
