@@ -62,17 +62,22 @@ func (r *KubernetesClusterReconciler) serviceToKubernetesCluster(ctx context.Con
 
 // machineToKubernetesCluster wakes a deleting KubernetesCluster when one of its
 // machines changes or goes away; it works when the Cluster is already gone.
+// Clusters that are not deleting are left alone: machine status changes are
+// frequent and tell them nothing.
 func (r *KubernetesClusterReconciler) machineToKubernetesCluster(ctx context.Context, obj client.Object) []reconcile.Request {
 	name := obj.GetLabels()[clusterv1.ClusterNameLabel]
 	if name == "" {
 		return nil
 	}
-	return requestsForClusterLabel(ctx, r.Client, &infrav1.KubernetesClusterList{}, obj.GetNamespace(), name)
+	return requestsForClusterLabel(ctx, r.Client, &infrav1.KubernetesClusterList{}, obj.GetNamespace(), name, isDeleting)
 }
+
+func isDeleting(obj client.Object) bool { return !obj.GetDeletionTimestamp().IsZero() }
 
 // requestsForClusterLabel lists the objects of a namespace that carry Cluster
 // API's cluster-name label for clusterName and returns a request for each.
-func requestsForClusterLabel(ctx context.Context, c client.Client, list client.ObjectList, namespace, clusterName string) []reconcile.Request {
+// Only objects every filter accepts get a request.
+func requestsForClusterLabel(ctx context.Context, c client.Client, list client.ObjectList, namespace, clusterName string, filters ...func(client.Object) bool) []reconcile.Request {
 	if err := c.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: clusterName}); err != nil {
 		return nil
 	}
@@ -82,7 +87,8 @@ func requestsForClusterLabel(ctx context.Context, c client.Client, list client.O
 	}
 	requests := make([]reconcile.Request, 0, len(items))
 	for _, item := range items {
-		if obj, ok := item.(client.Object); ok {
+		obj, ok := item.(client.Object)
+		if ok && accepted(obj, filters) {
 			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
 		}
 	}
@@ -104,4 +110,13 @@ func (r *KubernetesClusterReconciler) kubeconfigToKubernetesClusters(ctx context
 		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&user)})
 	}
 	return requests
+}
+
+func accepted(obj client.Object, filters []func(client.Object) bool) bool {
+	for _, filter := range filters {
+		if !filter(obj) {
+			return false
+		}
+	}
+	return true
 }
