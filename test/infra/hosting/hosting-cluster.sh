@@ -186,18 +186,9 @@ kube_binaries() {
   done
 }
 
-# helper_tools builds the Go helpers once per source revision into the cache;
-# a warm rebuild still costs ~10 s of linking on a busy two-core machine.
+# helper_tools builds the Go helpers of test/infra once per source revision.
 helper_tools() {
-  local sum
-  sum=$(cd "$here" && { cat go.mod go.sum; find cmd -name '*.go' -print0 | sort -z | xargs -0 cat; } |
-    sha256sum | cut -c1-12)
-  TOOLS=${CAPK_CACHE:-$HOME/.cache/capk}/hosting-tools-$sum
-  local t stale=0
-  for t in pause pki pause-image cri-reset nft-prune; do [ -x "$TOOLS/$t" ] || stale=1; done
-  [ $stale = 1 ] || return 0
-  log "building helper tools into $TOOLS"
-  (cd "$here" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$TOOLS/" ./cmd/...)
+  TOOLS=$("$here/../tools.sh")
 }
 
 # pause_image is the sandbox image the kubelet's release expects: kubeadm of
@@ -341,7 +332,8 @@ start_containerd() {
 ctr_() { ctr --address "$S/containerd/containerd.sock" --namespace k8s.io "$@"; }
 
 import_pause() {
-  "$TOOLS/pause-image" -binary "$TOOLS/pause" -ref "$PAUSE_IMAGE" -out "$S/pause.tar"
+  "$TOOLS/oci-image" -ref "$PAUSE_IMAGE" -out "$S/pause.tar" -file "$TOOLS/pause:/pause:0755" \
+    -entrypoint '["/pause"]' -user 65535:65535
   ctr_ images import "$S/pause.tar" >/dev/null
   # Not `ctr | grep -q`: grep's early exit would fail the pipe (pipefail).
   local images

@@ -1,0 +1,134 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command podnet is the pod network of workload clusters built from the
+// offline node image: it runs on every node (a systemd unit of the image) with
+// the kubelet's credentials and, from the Nodes' spec.podCIDRs,
+//   - writes the node's CNI configuration (bridge + host-local on its own CIDR),
+//   - routes every other node's CIDR via that node's InternalIP (host-gw: node
+//     Pods share one L2 segment on the hosting cluster),
+//   - masquerades pod traffic that leaves the cluster's pod CIDRs.
+//
+// It watches Nodes, so it reacts to joins and removals without polling.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", "/etc/kubernetes/kubelet.conf", "kubeconfig with the node's credentials")
+	nodeName := flag.String("node-name", "", "name of this Node (default: the hostname)")
+	cniConf := flag.String("cni-conf", "/etc/cni/net.d/10-podnet.conflist", "CNI configuration file to write")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *kubeconfig, *nodeName, *cniConf); err != nil {
+		fmt.Fprintln(os.Stderr, "podnet:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, kubeconfig, nodeName, cniConf string) error {
+	if nodeName == "" {
+		var err error
+		if nodeName, err = os.Hostname(); err != nil {
+			return err
+		}
+	}
+	if err := waitForFile(ctx, kubeconfig); err != nil {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.UserAgent = "podnet"
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	factory := informers.NewSharedInformerFactory(client, 0)
+	nodes := factory.Core().V1().Nodes()
+	wake := make(chan struct{}, 1)
+	notify := func(any) {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: notify, UpdateFunc: func(_, n any) { notify(n) }, DeleteFunc: notify,
+	}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	a := &agent{nodeName: nodeName, cniConf: cniConf, run: runCommand}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wake:
+		}
+		list, err := nodes.Lister().List(labels.Everything())
+		if err == nil {
+			err = a.sync(list)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "podnet: sync:", err)
+			time.AfterFunc(2*time.Second, func() { notify(nil) })
+		}
+	}
+}
+
+// waitForFile waits for kubeadm to write the kubelet's kubeconfig: the unit
+// starts with the node, before the bootstrap ran.
+func waitForFile(ctx context.Context, path string) error {
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// internalIP is the node's first InternalIP address.
+func internalIP(n *corev1.Node) string {
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address
+		}
+	}
+	return ""
+}
