@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the offline node image: Debian bookworm with systemd, containerd, runc,
-# the CNI plugins, kubelet, kubeadm, kubectl, the pod network agent
-# (test/infra/cmd/podnet), and the images kubeadm needs
-# (control plane, etcd, kube-proxy, CoreDNS, pause) preloaded as tarballs under
+# the CNI plugins, kubelet, kubeadm and kubectl, and the images kubeadm needs
+# (control plane, etcd, kube-proxy, CoreDNS, pause) and the pod network podnet
+# (test/infra/podnet) preloaded as tarballs under
 # /kind/images, imported at boot. No container engine and no registry: the
 # rootfs comes from debootstrap, every binary is built from the Go module proxy,
 # and the images are assembled by test/infra/cmd/oci-image.
@@ -12,7 +12,7 @@
 # Environment (defaults in brackets):
 #   CAPK_CACHE          cache root for binaries, the rootfs and the image [~/.cache/capk]
 #   CAPK_NODE_IMAGE     reference of the image [localhost/capk-node:<Kubernetes version>]
-#   CAPK_DEBIAN_MIRROR  Debian mirror for debootstrap [the host's deb.debian.org entry]
+#   CAPK_DEBIAN_MIRROR  Debian mirror for debootstrap [http://deb.debian.org/debian]
 #
 # Everything is cached: the rootfs by a hash of its package list and of this
 # script, the image by a hash of its inputs. A warm call only hashes.
@@ -42,6 +42,7 @@ binaries() {
   TOOLS=$("$here/../tools.sh")
   KUBE_VERSION=$("$BIN/kubeadm" version -o short)
   IMAGE=${CAPK_NODE_IMAGE:-localhost/capk-node:$KUBE_VERSION}
+  PODNET_IMAGE=$(sed -n 's/^ *image: *//p' "$here/../podnet/podnet.yaml")
 }
 
 # kubeadm_images sets IMAGES to what `kubeadm init` of this release pulls.
@@ -114,7 +115,8 @@ component_images() {
     static_image "$(image_for "$b")" "$BIN/$b" "$dir/$b.tar"
   done
   static_image "$(image_for etcd)" "$BIN/etcd" "$dir/etcd.tar"
-  kube_proxy_image "$dir/kube-proxy.tar"
+  debian_image "$(image_for kube-proxy)" "$BIN/kube-proxy" "$dir/kube-proxy.tar"
+  debian_image "$PODNET_IMAGE" "$TOOLS/podnet" "$dir/podnet.tar"
   "$TOOLS/oci-image" -ref "$(image_for coredns)" -out "$dir/coredns.tar" -file "$COREDNS_BIN:/coredns:0755" \
     -entrypoint '["/coredns"]'
   "$TOOLS/oci-image" -ref "$(image_for pause)" -out "$dir/pause.tar" -file "$TOOLS/pause:/pause:0755" \
@@ -128,15 +130,14 @@ static_image() { # static_image <ref> <binary> <out>
     -env PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 }
 
-# kube_proxy_image: kube-proxy runs iptables, so it needs a Debian userland;
-# the node's rootfs without the node's own programs serves.
-kube_proxy_image() {
-  local base=$WORK/kube-proxy-base.tar
-  tar --numeric-owner -C "$ROOTFS" --exclude=./usr/bin/containerd\* --exclude=./usr/bin/ctr \
+# debian_image: kube-proxy and podnet run iptables and ip, so they need a
+# Debian userland; the node's rootfs without the node's own programs serves.
+debian_image() { # debian_image <ref> <binary> <out>
+  local base=$WORK/debian-base.tar
+  [ -f "$base" ] || tar --numeric-owner -C "$ROOTFS" --exclude=./usr/bin/containerd\* --exclude=./usr/bin/ctr \
     --exclude=./usr/sbin/runc --exclude=./usr/lib/cni --exclude=./usr/share/locale -cf "$base" .
-  "$TOOLS/oci-image" -ref "$(image_for kube-proxy)" -out "$1" -layer "$base" \
-    -file "$BIN/kube-proxy:/usr/local/bin/kube-proxy:0755" -env PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-  rm -f "$base"
+  "$TOOLS/oci-image" -ref "$1" -out "$3" -layer "$base" -file "$2:/usr/local/bin/$(basename "$2"):0755" \
+    -env PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 }
 
 # ---------------------------------------------------------------- node layer
@@ -150,11 +151,10 @@ node_layer() {
   cp -a "$here/rootfs/." "$tree/"
   sed -i "s|@PAUSE_IMAGE@|$(image_for pause)|" "$tree/etc/containerd/config.toml"
   local unit
-  for unit in kubelet.service kind-import-images.service podnet.service; do
+  for unit in kubelet.service kind-import-images.service; do
     ln -sf "/etc/systemd/system/$unit" "$tree/etc/systemd/system/multi-user.target.wants/$unit"
   done
   cp "$BIN/kubelet" "$BIN/kubeadm" "$BIN/kubectl" "$tree/usr/bin/"
-  install -m 0755 "$TOOLS/podnet" "$tree/usr/local/bin/podnet"
   component_images "$tree/kind/images"
   echo "$KUBE_VERSION" >"$tree/kind/version"
   tar --numeric-owner --owner=0 --group=0 -C "$tree" -cf "$WORK/node.tar" .
@@ -166,7 +166,7 @@ main() {
   rootfs
   local key out
   key=$({ cat "${BASH_SOURCE[0]}"; (cd "$here/rootfs" && find . -type f -print0 | sort -z | xargs -0 sha256sum);
-    echo "$IMAGE $BASE_TAR ${IMAGES[*]} $TOOLS"; sha256sum "$BIN"/* "$COREDNS_BIN"; } | hash_of)
+    echo "$IMAGE $PODNET_IMAGE $BASE_TAR ${IMAGES[*]} $TOOLS"; sha256sum "$BIN"/* "$COREDNS_BIN"; } | hash_of)
   out=$cache/node-image-$KUBE_VERSION-$key.tar
   if [ ! -f "$out" ]; then
     WORK=$(mktemp -d "$cache/.node-image.XXXXXX")

@@ -15,8 +15,8 @@ limitations under the License.
 */
 
 // Command podnet is the pod network of workload clusters built from the
-// offline node image: it runs on every node (a systemd unit of the image) with
-// the kubelet's credentials and, from the Nodes' spec.podCIDRs,
+// offline node image: a DaemonSet (test/infra/podnet/podnet.yaml, its image is
+// preloaded in the node image) that, from the Nodes' spec.podCIDRs,
 //   - writes the node's CNI configuration (bridge + host-local on its own CIDR),
 //   - routes every other node's CIDR via that node's InternalIP (host-gw: node
 //     Pods share one L2 segment on the hosting cluster),
@@ -43,8 +43,8 @@ import (
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "/etc/kubernetes/kubelet.conf", "kubeconfig with the node's credentials")
-	nodeName := flag.String("node-name", "", "name of this Node (default: the hostname)")
+	kubeconfig := flag.String("kubeconfig", "", "kubeconfig (default: the in-cluster ServiceAccount)")
+	nodeName := flag.String("node-name", os.Getenv("NODE_NAME"), "name of this Node (default: $NODE_NAME, else the hostname)")
 	cniConf := flag.String("cni-conf", "/etc/cni/net.d/10-podnet.conflist", "CNI configuration file to write")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -61,9 +61,6 @@ func run(ctx context.Context, kubeconfig, nodeName, cniConf string) error {
 		if nodeName, err = os.Hostname(); err != nil {
 			return err
 		}
-	}
-	if err := waitForFile(ctx, kubeconfig); err != nil {
-		return err
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
@@ -104,21 +101,6 @@ func run(ctx context.Context, kubeconfig, nodeName, cniConf string) error {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "podnet: sync:", err)
 			time.AfterFunc(2*time.Second, func() { notify(nil) })
-		}
-	}
-}
-
-// waitForFile waits for kubeadm to write the kubelet's kubeconfig: the unit
-// starts with the node, before the bootstrap ran.
-func waitForFile(ctx context.Context, path string) error {
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
 		}
 	}
 }
