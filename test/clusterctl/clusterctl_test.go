@@ -117,6 +117,39 @@ func TestComponentsFollowTheClusterctlContract(t *testing.T) {
 	}
 	g.Expect(namespaces).To(Equal(1), "exactly one Namespace, the default target namespace")
 	g.Expect(image).To(Equal("registry.example/capk:v9"), "CAPK_IMAGE sets the manager image")
+	expectReferencesResolve(g, objects)
+}
+
+// expectReferencesResolve checks the references that kustomize's namePrefix
+// must rewrite: a Certificate's issuer and secret, the Deployment's volume.
+// cert-manager never issues a certificate whose Issuer does not exist, and the
+// manager then waits forever for its webhook certificate.
+func expectReferencesResolve(g Gomega, objects []*unstructured.Unstructured) {
+	names := map[string]bool{}
+	for _, obj := range objects {
+		names[obj.GetKind()+"/"+obj.GetName()] = true
+	}
+	secrets := map[string]bool{}
+	for _, obj := range objects {
+		switch obj.GetKind() {
+		case "Certificate":
+			issuer, _, _ := unstructured.NestedString(obj.Object, "spec", "issuerRef", "name")
+			g.Expect(names).To(HaveKey("Issuer/"+issuer), "Certificate %s names Issuer %q", obj.GetName(), issuer)
+			secret, _, _ := unstructured.NestedString(obj.Object, "spec", "secretName")
+			secrets[secret] = true
+		}
+	}
+	for _, obj := range objects {
+		if obj.GetKind() != "Deployment" {
+			continue
+		}
+		volumes, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "volumes")
+		for _, v := range volumes {
+			if secret, ok, _ := unstructured.NestedString(v.(map[string]any), "secret", "secretName"); ok {
+				g.Expect(secrets).To(HaveKey(secret), "Deployment volume Secret %q is issued by a Certificate", secret)
+			}
+		}
+	}
 }
 
 func TestComponentsAreAcceptedByTheAPIServer(t *testing.T) {
