@@ -1,0 +1,156 @@
+//go:build e2e
+
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package e2e runs the real thing on this machine: a hosting cluster with
+// kubelet and containerd (test/infra/hosting), Cluster API, cert-manager and
+// the provider installed by clusterctl as Pods in it, and workload clusters
+// whose nodes are Pods booted from the offline node image.
+//
+//	make test-e2e      (sets everything up, runs the tests, tears it down)
+//
+// CAPK_E2E_REUSE=1 runs against an environment `test/infra/env.sh up` left
+// running, and leaves it running; CAPK_E2E_KEEP=1 keeps the one the tests
+// started.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
+)
+
+// environment is what env.sh up wrote to e2e.env, and clients for the
+// management (and hosting) cluster.
+type environment struct {
+	settings map[string]string
+	client   client.Client
+	clients  kubernetes.Interface
+}
+
+var env *environment
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	reuse := os.Getenv("CAPK_E2E_REUSE") == "1"
+	if !reuse {
+		if err := envScript("up"); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: environment up failed:", err)
+			envScript("down") //nolint:errcheck // best effort; the up error is the one to report
+			return 1
+		}
+	}
+	var err error
+	if env, err = loadEnvironment(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	code := m.Run()
+	if !reuse && os.Getenv("CAPK_E2E_KEEP") != "1" {
+		if err := envScript("down"); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: environment down failed:", err)
+			return 1
+		}
+	}
+	return code
+}
+
+func envScript(action string) error {
+	cmd := exec.Command(filepath.Join(envtest.RepositoryRoot(), "test", "infra", "env.sh"), action)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return cmd.Run()
+}
+
+func stateDir() string {
+	if s := os.Getenv("CAPK_HOSTING_STATE"); s != "" {
+		return s
+	}
+	return "/var/lib/capk-hosting"
+}
+
+func loadEnvironment() (*environment, error) {
+	settings, err := readSettings(filepath.Join(stateDir(), "e2e.env"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the environment (run test/infra/env.sh up): %w", err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", settings["KUBECONFIG"])
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := envtest.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	clients, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &environment{settings: settings, client: c, clients: clients}, nil
+}
+
+func readSettings(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	settings := map[string]string{}
+	scanner := bufio.NewScanner(f)
+	for scanner.Scan() {
+		if key, value, ok := strings.Cut(scanner.Text(), "="); ok {
+			settings[key] = value
+		}
+	}
+	return settings, scanner.Err()
+}
+
+// command runs a tool of the environment with the management kubeconfig and
+// a HOME of its own, and returns its stdout; stderr goes to the test log.
+func (e *environment) command(ctx context.Context, t *testing.T, extraEnv []string, name string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, e.settings[name], args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.settings["KUBECONFIG"], "HOME="+t.TempDir())
+	cmd.Env = append(cmd.Env, extraEnv...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	out, err := cmd.Output()
+	t.Logf("%s %s (%s)\n%s", name, strings.Join(args, " "), time.Since(start).Round(time.Second), stderr.String())
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+	}
+	return string(out), nil
+}

@@ -1,0 +1,164 @@
+//go:build e2e
+
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
+)
+
+// TestWorkloadClusterLifecycle creates a cluster from the default template
+// (1 control plane, 2 workers), runs workloads across its nodes, scales it,
+// and deletes it; every step checks the hosting cluster too.
+func TestWorkloadClusterLifecycle(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
+	defer cancel()
+	g := NewWithT(t)
+	namespace := newNamespace(ctx, t, g)
+	installPodnet(ctx, g, namespace)
+	w := createCluster(ctx, t, g, namespace, "e2e", "", 2)
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpDiagnostics(context.Background(), t, namespace)
+		}
+	})
+
+	w.waitAvailable(ctx, t, g, 15*time.Minute)
+	g.Eventually(func(g Gomega) { w.expectNodesReady(ctx, g, 3) }).
+		WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+
+	t.Run("workloads reach each other across nodes and by DNS", func(t *testing.T) {
+		expectCrossNodeTraffic(ctx, t, NewWithT(t), w)
+	})
+	t.Run("scale workers to 3 and back to 1", func(t *testing.T) {
+		scaleWorkers(ctx, t, NewWithT(t), w, 3)
+		scaleWorkers(ctx, t, NewWithT(t), w, 1)
+	})
+	t.Run("a node Pod deleted behind the provider's back is reported and remediated", func(t *testing.T) {
+		expectRemediation(ctx, t, NewWithT(t), w)
+	})
+	t.Run("delete the cluster, leaving nothing on the hosting cluster", func(t *testing.T) {
+		deleteCluster(ctx, t, NewWithT(t), w)
+	})
+}
+
+// scaleWorkers sets the MachineDeployment's replicas and waits until exactly
+// that many workers are Ready and the hosting cluster holds exactly one node
+// Pod and one bootstrap Secret per Machine.
+func scaleWorkers(ctx context.Context, t *testing.T, g Gomega, w *workloadCluster, replicas int32) {
+	start := time.Now()
+	md := &clusterv1.MachineDeployment{}
+	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name + "-md-0"}, md)).To(Succeed())
+	patch := client.MergeFrom(md.DeepCopy())
+	md.Spec.Replicas = &replicas
+	g.Expect(env.client.Patch(ctx, md, patch)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		w.expectNodesReady(ctx, g, int(replicas)+1)
+		pods, secrets := w.hostingObjects(ctx, g)
+		g.Expect(pods).To(Equal(int(replicas)+1), "node Pods on the hosting cluster")
+		g.Expect(secrets).To(Equal(int(replicas)+1), "bootstrap Secrets on the hosting cluster")
+		nodes, err := w.clients.CoreV1().Nodes().List(ctx, listOptions)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(nodes.Items).To(HaveLen(int(replicas)+1), "Nodes of the workload cluster")
+	}).WithTimeout(10 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+	t.Logf("scaled workers to %d in %s", replicas, time.Since(start).Round(time.Second))
+}
+
+// deleteCluster deletes the Cluster and waits until it and everything the
+// provider made on the hosting cluster are gone.
+func deleteCluster(ctx context.Context, t *testing.T, g Gomega, w *workloadCluster) {
+	start := time.Now()
+	cluster := &clusterv1.Cluster{}
+	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, cluster)).To(Succeed())
+	g.Expect(env.client.Delete(ctx, cluster)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		err := env.client.Get(ctx, client.ObjectKeyFromObject(cluster), &clusterv1.Cluster{})
+		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
+		g.Expect(err).To(HaveOccurred(), "the Cluster still exists")
+	}).WithTimeout(10 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+	pods, secrets := w.hostingObjects(ctx, g)
+	g.Expect(pods).To(BeZero(), "node Pods left on the hosting cluster")
+	g.Expect(secrets).To(BeZero(), "bootstrap Secrets left on the hosting cluster")
+	expectNoServices(ctx, g, w)
+	t.Logf("cluster deleted in %s", time.Since(start).Round(time.Second))
+}
+
+// expectRemediation deletes the only worker's node Pod on the hosting
+// cluster: the provider reports the loss on the KubernetesMachine and does not
+// recreate the Pod; a MachineHealthCheck replaces the Machine with a new one
+// whose node becomes Ready.
+func expectRemediation(ctx context.Context, t *testing.T, g Gomega, w *workloadCluster) {
+	start := time.Now()
+	mhc := &clusterv1.MachineHealthCheck{
+		ObjectMeta: metav1.ObjectMeta{Namespace: w.namespace, Name: w.name + "-md-0"},
+		Spec: clusterv1.MachineHealthCheckSpec{
+			ClusterName: w.name,
+			Selector:    metav1.LabelSelector{MatchLabels: map[string]string{clusterv1.MachineDeploymentNameLabel: w.name + "-md-0"}},
+			Checks: clusterv1.MachineHealthCheckChecks{UnhealthyNodeConditions: []clusterv1.UnhealthyNodeCondition{
+				{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, TimeoutSeconds: ptr.To[int32](30)},
+				{Type: corev1.NodeReady, Status: corev1.ConditionFalse, TimeoutSeconds: ptr.To[int32](30)},
+			}},
+		},
+	}
+	g.Expect(env.client.Create(ctx, mhc)).To(Succeed())
+
+	workers := w.machines(ctx, g, client.HasLabels{clusterv1.MachineDeploymentNameLabel})
+	g.Expect(workers).To(HaveLen(1))
+	victim := workers[0]
+	pod := &corev1.Pod{}
+	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace,
+		Name: nodepod.PodName(victim.Spec.InfrastructureRef.Name)}, pod)).To(Succeed())
+	g.Expect(env.client.Delete(ctx, pod)).To(Succeed())
+	t.Logf("deleted node Pod %s of Machine %s", pod.Name, victim.Name)
+
+	g.Eventually(func(g Gomega) {
+		km := &infrav1.KubernetesMachine{}
+		err := env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: victim.Spec.InfrastructureRef.Name}, km)
+		if client.IgnoreNotFound(err) == nil && err != nil {
+			return // already remediated
+		}
+		g.Expect(err).NotTo(HaveOccurred())
+		c := meta.FindStatusCondition(km.Status.Conditions, infrav1.KubernetesMachinePodProvisionedCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal(infrav1.KubernetesMachinePodLostReason))
+	}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		workers := w.machines(ctx, g, client.HasLabels{clusterv1.MachineDeploymentNameLabel})
+		g.Expect(workers).To(HaveLen(1))
+		g.Expect(workers[0].Name).NotTo(Equal(victim.Name), "the unhealthy Machine is replaced")
+		w.expectNodesReady(ctx, g, 2)
+		pods, secrets := w.hostingObjects(ctx, g)
+		g.Expect(pods).To(Equal(2))
+		g.Expect(secrets).To(Equal(2))
+	}).WithTimeout(10 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+	t.Logf("Machine %s remediated in %s", victim.Name, time.Since(start).Round(time.Second))
+}

@@ -1,0 +1,105 @@
+//go:build e2e
+
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/rand"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// decodeYAML splits a multi-document YAML stream into objects.
+func decodeYAML(data string) ([]*unstructured.Unstructured, error) {
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(data)), 4096)
+	var objects []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		err := decoder.Decode(&obj.Object)
+		if errors.Is(err, io.EOF) {
+			return objects, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(obj.Object) > 0 {
+			objects = append(objects, obj)
+		}
+	}
+}
+
+// createAll creates the objects in order, as `kubectl create` would.
+func createAll(ctx context.Context, g Gomega, c client.Client, objects []*unstructured.Unstructured) {
+	for _, obj := range objects {
+		g.Expect(c.Create(ctx, obj)).To(Succeed(), "creating %s %s", obj.GetKind(), obj.GetName())
+	}
+}
+
+// newNamespace creates a namespace for one test; the namespace allows
+// privileged Pods, which node Pods are.
+func newNamespace(ctx context.Context, t *testing.T, g Gomega) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name:   "e2e-" + rand.String(5),
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"},
+	}}
+	g.Expect(env.client.Create(ctx, ns)).To(Succeed())
+	t.Logf("namespace %s", ns.Name)
+	return ns.Name
+}
+
+// installPodnet gives every Cluster labelled cni=podnet in the namespace the
+// pod network of the offline node image, through a ClusterResourceSet (the
+// way Cluster API users install a CNI).
+func installPodnet(ctx context.Context, g Gomega, namespace string) {
+	manifest, err := os.ReadFile(env.settings["PODNET_MANIFEST"])
+	g.Expect(err).NotTo(HaveOccurred())
+	configMap := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "podnet", Namespace: namespace},
+		Data:       map[string]string{"podnet.yaml": string(manifest)},
+	}
+	g.Expect(env.client.Create(ctx, configMap)).To(Succeed())
+	crs, err := decodeYAML(strings.ReplaceAll(`apiVersion: addons.cluster.x-k8s.io/v1beta2
+kind: ClusterResourceSet
+metadata:
+  name: podnet
+  namespace: NAMESPACE
+spec:
+  strategy: ApplyOnce
+  clusterSelector:
+    matchLabels:
+      cni: podnet
+  resources:
+  - kind: ConfigMap
+    name: podnet
+`, "NAMESPACE", namespace))
+	g.Expect(err).NotTo(HaveOccurred())
+	createAll(ctx, g, env.client, crs)
+}

@@ -1,0 +1,150 @@
+//go:build e2e
+
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+)
+
+// workloadCluster is a cluster the test created from a template.
+type workloadCluster struct {
+	namespace, name string
+	clients         kubernetes.Interface // the workload cluster's API
+}
+
+// createCluster generates a cluster with clusterctl from the provider's
+// template of the given flavor, labels it for podnet and creates it.
+func createCluster(ctx context.Context, t *testing.T, g Gomega, namespace, name, flavor string, workers int) *workloadCluster {
+	t.Helper()
+	args := []string{"generate", "cluster", name, "--config", env.settings["CLUSTERCTL_CONFIG"],
+		"--infrastructure", "kubernetes", "--target-namespace", namespace,
+		"--kubernetes-version", env.settings["KUBERNETES_VERSION"],
+		"--control-plane-machine-count", "1", "--worker-machine-count", strconv.Itoa(workers)}
+	if flavor != "" {
+		args = append(args, "--flavor", flavor)
+	}
+	// The hosting node has 2 cores, and Cluster API's controllers request some:
+	// small CPU requests let 5 node Pods fit while scaling (they are requests,
+	// not limits).
+	variables := []string{"KUBERNETES_NODE_IMAGE=" + env.settings["KUBERNETES_NODE_IMAGE"], "CAPK_NODE_CPU=100m"}
+	manifest, err := env.command(ctx, t, variables, "CLUSTERCTL", args...)
+	g.Expect(err).NotTo(HaveOccurred())
+	objects, err := decodeYAML(manifest)
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, obj := range objects {
+		if obj.GetKind() == "Cluster" {
+			labels := obj.GetLabels()
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels["cni"] = "podnet"
+			obj.SetLabels(labels)
+		}
+	}
+	createAll(ctx, g, env.client, objects)
+	return &workloadCluster{namespace: namespace, name: name}
+}
+
+// waitAvailable waits for the Cluster's Available condition and connects to
+// the workload API with the kubeconfig Cluster API wrote.
+func (w *workloadCluster) waitAvailable(ctx context.Context, t *testing.T, g Gomega, timeout time.Duration) {
+	t.Helper()
+	start := time.Now()
+	g.Eventually(func(g Gomega) {
+		cluster := &clusterv1.Cluster{}
+		g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, cluster)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1.AvailableCondition)).To(BeTrue(),
+			"Cluster conditions: %s", conditionSummary(cluster.Status.Conditions))
+	}).WithContext(ctx).WithTimeout(timeout).WithPolling(5 * time.Second).Should(Succeed())
+	t.Logf("cluster %s/%s Available after %s", w.namespace, w.name, time.Since(start).Round(time.Second))
+
+	secret := &corev1.Secret{}
+	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name + "-kubeconfig"}, secret)).To(Succeed())
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(secret.Data["value"])
+	g.Expect(err).NotTo(HaveOccurred())
+	w.clients, err = kubernetes.NewForConfig(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+}
+
+// machines lists the cluster's Machines.
+func (w *workloadCluster) machines(ctx context.Context, g Gomega, extra ...client.ListOption) []clusterv1.Machine {
+	list := &clusterv1.MachineList{}
+	opts := append([]client.ListOption{client.InNamespace(w.namespace),
+		client.MatchingLabels{clusterv1.ClusterNameLabel: w.name}}, extra...)
+	g.Expect(env.client.List(ctx, list, opts...)).To(Succeed())
+	return list.Items
+}
+
+// expectNodesReady checks that every Machine is Running with a Ready Node
+// whose providerID is the Machine's, and that there are want Machines.
+func (w *workloadCluster) expectNodesReady(ctx context.Context, g Gomega, want int) {
+	machines := w.machines(ctx, g)
+	g.Expect(machines).To(HaveLen(want))
+	for _, m := range machines {
+		g.Expect(m.Status.Phase).To(Equal(string(clusterv1.MachinePhaseRunning)), "Machine %s", m.Name)
+		g.Expect(m.Status.NodeRef.IsDefined()).To(BeTrue(), "Machine %s has no node", m.Name)
+		node, err := w.clients.CoreV1().Nodes().Get(ctx, m.Status.NodeRef.Name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(node.Spec.ProviderID).To(Equal(m.Spec.ProviderID), "Node %s", node.Name)
+		g.Expect(nodeReady(node)).To(BeTrue(), "Node %s is not Ready", node.Name)
+	}
+}
+
+// hostingObjects counts the node Pods and bootstrap Secrets of the cluster on
+// the hosting cluster (the management cluster, same namespace).
+func (w *workloadCluster) hostingObjects(ctx context.Context, g Gomega) (pods, secrets int) {
+	selector := client.MatchingLabels{clusterv1.ClusterNameLabel: w.name, infrav1.ManagedByLabel: infrav1.ManagedByValue}
+	podList := &corev1.PodList{}
+	g.Expect(env.client.List(ctx, podList, client.InNamespace(w.namespace), selector)).To(Succeed())
+	secretList := &corev1.SecretList{}
+	g.Expect(env.client.List(ctx, secretList, client.InNamespace(w.namespace), selector)).To(Succeed())
+	return len(podList.Items), len(secretList.Items)
+}
+
+func nodeReady(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func conditionSummary(conditions []metav1.Condition) string {
+	s := ""
+	for _, c := range conditions {
+		s += fmt.Sprintf("\n  %s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
+	}
+	return s
+}

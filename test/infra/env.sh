@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The local end-to-end environment in one command: a hosting cluster on this
+# machine (test/infra/hosting), the offline node image and the management
+# images loaded into its containerd, and Cluster API, cert-manager and this
+# provider installed by `clusterctl init` from a local repository, running as
+# Pods in that cluster, which is also the management cluster.
+#
+# usage: test/infra/env.sh up|down|status
+#
+# Environment (defaults in brackets), besides those of hosting-cluster.sh:
+#   CAPK_CACHE   cache root for everything built [~/.cache/capk]
+#
+# `up` writes $CAPK_HOSTING_STATE/e2e.env (KUBECONFIG, CLUSTERCTL, CLUSTERCTL_CONFIG,
+# KUBECTL, KUBERNETES_VERSION, KUBERNETES_NODE_IMAGE) for the tests and the
+# quickstart. `down` removes everything `up` created.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+state=${CAPK_HOSTING_STATE:-/var/lib/capk-hosting}
+export GOTOOLCHAIN=local
+
+log() { printf '[%s] env: %s\n' "$(date +%T)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# build builds (or finds in the cache) the node image and the management
+# components; both scripts print what they produced.
+build() {
+  log "building the node image and the management components (cached)"
+  NODE_IMAGE_TAR=$("$here/node-image/build.sh")
+  MANAGEMENT=$("$here/management/build.sh")
+  BIN=$("$repo/hack/kube-binaries.sh" kubectl kubeadm)
+  CLUSTERCTL=$("$repo/hack/cluster-api-binaries.sh" clusterctl)/clusterctl
+  KUBERNETES_VERSION=$("$BIN/kubeadm" version -o short)
+  KUBERNETES_NODE_IMAGE=$(tar -xOf "$NODE_IMAGE_TAR" index.json |
+    sed -n 's/.*"io.containerd.image.name":"\([^"]*\)".*/\1/p')
+  [ -n "$KUBERNETES_NODE_IMAGE" ] || die "no image name in $NODE_IMAGE_TAR"
+}
+
+ctr_() { ctr --address "$state/containerd/containerd.sock" --namespace k8s.io "$@"; }
+
+# load_images imports every image the kubelet would otherwise pull.
+load_images() {
+  local tar
+  for tar in "$NODE_IMAGE_TAR" "$MANAGEMENT"/images/*.tar; do
+    log "importing $(basename "$tar")"
+    ctr_ images import "$tar" >/dev/null
+  done
+}
+
+kubectl_() { "$BIN/kubectl" --kubeconfig "$state/kubeconfig" "$@"; }
+
+# clusterctl_init installs the management components the way users do.
+clusterctl_init() {
+  log "clusterctl init"
+  HOME=$state/clusterctl-home "$CLUSTERCTL" init --kubeconfig "$state/kubeconfig" \
+    --config "$MANAGEMENT/repository/clusterctl.yaml" --infrastructure kubernetes --wait-providers \
+    --wait-provider-timeout 600
+}
+
+write_env() {
+  cat >"$state/e2e.env" <<ENV
+KUBECONFIG=$state/kubeconfig
+KUBECTL=$BIN/kubectl
+CLUSTERCTL=$CLUSTERCTL
+CLUSTERCTL_CONFIG=$MANAGEMENT/repository/clusterctl.yaml
+KUBERNETES_VERSION=$KUBERNETES_VERSION
+KUBERNETES_NODE_IMAGE=$KUBERNETES_NODE_IMAGE
+PODNET_MANIFEST=$here/podnet/podnet.yaml
+PODNET_IMAGE=$(sed -n 's/^ *image: *//p' "$here/podnet/podnet.yaml")
+ENV
+}
+
+up() {
+  local start=$SECONDS
+  build
+  "$here/hosting/hosting-cluster.sh" up
+  load_images
+  clusterctl_init
+  write_env
+  log "environment up in $((SECONDS - start))s; settings in $state/e2e.env"
+}
+
+down() {
+  "$here/hosting/hosting-cluster.sh" down
+}
+
+case "${1:-}" in
+up) up ;;
+down) down ;;
+status) "$here/hosting/hosting-cluster.sh" status ;;
+*) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+esac

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The main job, on a fresh machine: builds everything offline from source, brings
+# up the local hosting/management cluster with Cluster API and this provider
+# (test/infra/env.sh up), and creates a workload cluster whose nodes are Pods:
+# one control plane and two workers from the provider's default template, with
+# the podnet pod network installed by a ClusterResourceSet.
+#
+# usage: test/infra/quickstart.sh          (make quickstart; as root)
+#        test/infra/env.sh down            (make quickstart-down) removes it all
+#
+# Environment: CLUSTER_NAME [quickstart], CLUSTER_NAMESPACE [quickstart],
+# WORKER_MACHINE_COUNT [2], plus those of env.sh and hosting-cluster.sh.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+state=${CAPK_HOSTING_STATE:-/var/lib/capk-hosting}
+name=${CLUSTER_NAME:-quickstart}
+namespace=${CLUSTER_NAMESPACE:-quickstart}
+
+log() { printf '[%s] quickstart: %s\n' "$(date +%T)" "$*" >&2; }
+
+start=$SECONDS
+[ -f "$state/e2e.env" ] || "$here/env.sh" up
+set -a
+# shellcheck disable=SC1091
+source "$state/e2e.env"
+set +a
+export HOME=${HOME:-/root}
+
+log "namespace $namespace (Pod Security: privileged, node Pods are) and the podnet ClusterResourceSet"
+"$KUBECTL" create namespace "$namespace" --dry-run=client -o yaml | "$KUBECTL" apply -f -
+"$KUBECTL" label namespace "$namespace" pod-security.kubernetes.io/enforce=privileged --overwrite
+"$KUBECTL" -n "$namespace" create configmap podnet --from-file=podnet.yaml="$PODNET_MANIFEST" \
+  --dry-run=client -o yaml | "$KUBECTL" apply -f -
+"$KUBECTL" apply -f - <<YAML
+apiVersion: addons.cluster.x-k8s.io/v1beta2
+kind: ClusterResourceSet
+metadata:
+  name: podnet
+  namespace: $namespace
+spec:
+  strategy: ApplyOnce
+  clusterSelector:
+    matchLabels:
+      cni: podnet
+  resources:
+  - kind: ConfigMap
+    name: podnet
+YAML
+
+log "cluster $namespace/$name: clusterctl generate cluster | kubectl apply"
+# Small CPU requests: the hosting node has 2 cores (requests, not limits).
+CAPK_NODE_CPU=${CAPK_NODE_CPU:-100m} "$CLUSTERCTL" generate cluster "$name" --config "$CLUSTERCTL_CONFIG" --infrastructure kubernetes \
+  --target-namespace "$namespace" --kubernetes-version "$KUBERNETES_VERSION" \
+  --control-plane-machine-count 1 --worker-machine-count "${WORKER_MACHINE_COUNT:-2}" | "$KUBECTL" apply -f -
+"$KUBECTL" -n "$namespace" label cluster "$name" cni=podnet --overwrite
+
+log "waiting for the Cluster to be Available"
+"$KUBECTL" -n "$namespace" wait cluster "$name" --for=condition=Available --timeout=20m
+"$KUBECTL" -n "$namespace" wait machines -l cluster.x-k8s.io/cluster-name="$name" \
+  --for=jsonpath='{.status.phase}'=Running --timeout=10m
+"$CLUSTERCTL" get kubeconfig "$name" -n "$namespace" >"$state/$name.kubeconfig"
+"$KUBECTL" --kubeconfig "$state/$name.kubeconfig" wait nodes --all --for=condition=Ready --timeout=5m
+"$KUBECTL" --kubeconfig "$state/$name.kubeconfig" get nodes -o wide
+"$CLUSTERCTL" describe cluster "$name" -n "$namespace" || true
+log "done in $((SECONDS - start))s"
+cat <<EOF
+The workload cluster's kubeconfig:   $state/$name.kubeconfig
+The management cluster's kubeconfig: $KUBECONFIG
+Remove everything:                   sudo test/infra/env.sh down
+EOF
