@@ -437,7 +437,8 @@ main() {
     WORK=$(mktemp -d "$cache/.management.XXXXXX")
     trap 'rm -rf "$WORK"' EXIT
     build "$WORK/out" "$out"
-    mv "$WORK/out" "$out"
+    # -T: when a concurrent call got there first, keep its folder rather than nest ours in it.
+    mv -T "$WORK/out" "$out" 2>/dev/null || log "$out was written meanwhile by another call"
     "$here/verify.sh" "$out" || { rm -rf "$out"; die "verification of $out failed"; }
     log "wrote $out ($(du -sh "$out" | cut -f1))"
   fi

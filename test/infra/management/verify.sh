@@ -85,7 +85,9 @@ generate_providers() {
       fail "clusterctl generate provider --$type $name: $(tail -1 "$out.err")"
     fi
   done
-  if clusterctl generate cluster verify --infrastructure "kubernetes:$capk_version" --list-variables \
+  # Without a management cluster clusterctl needs the namespace spelled out.
+  if clusterctl generate cluster verify --infrastructure "kubernetes:$capk_version" --target-namespace default \
+    --list-variables \
     >"$SCRATCH/variables.txt" 2>&1; then
     pass "clusterctl generate cluster --infrastructure kubernetes:$capk_version --list-variables"
   else
