@@ -26,7 +26,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -113,22 +112,20 @@ func deleteCluster(ctx context.Context, t *testing.T, g Gomega, w *workloadClust
 
 // expectRemediation deletes the only worker's node Pod on the hosting
 // cluster: the provider reports the loss on the KubernetesMachine and does not
-// recreate the Pod; a MachineHealthCheck replaces the Machine with a new one
+// recreate the Pod; the template's MachineHealthCheck replaces the Machine with a new one
 // whose node becomes Ready.
 func expectRemediation(ctx context.Context, t *testing.T, g Gomega, w *workloadCluster) {
 	start := time.Now()
-	mhc := &clusterv1.MachineHealthCheck{
-		ObjectMeta: metav1.ObjectMeta{Namespace: w.namespace, Name: w.name + "-md-0"},
-		Spec: clusterv1.MachineHealthCheckSpec{
-			ClusterName: w.name,
-			Selector:    metav1.LabelSelector{MatchLabels: map[string]string{clusterv1.MachineDeploymentNameLabel: w.name + "-md-0"}},
-			Checks: clusterv1.MachineHealthCheckChecks{UnhealthyNodeConditions: []clusterv1.UnhealthyNodeCondition{
-				{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, TimeoutSeconds: ptr.To[int32](30)},
-				{Type: corev1.NodeReady, Status: corev1.ConditionFalse, TimeoutSeconds: ptr.To[int32](30)},
-			}},
-		},
+	// The template's MachineHealthCheck waits 5 minutes for a NotReady node;
+	// the test shortens that, as a user of throw-away clusters might.
+	mhc := &clusterv1.MachineHealthCheck{}
+	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name + "-md-0"}, mhc)).To(Succeed())
+	patch := client.MergeFrom(mhc.DeepCopy())
+	for i := range mhc.Spec.Checks.UnhealthyNodeConditions {
+		mhc.Spec.Checks.UnhealthyNodeConditions[i].TimeoutSeconds = ptr.To[int32](30)
 	}
-	g.Expect(env.client.Create(ctx, mhc)).To(Succeed())
+	g.Expect(mhc.Spec.Checks.UnhealthyNodeConditions).NotTo(BeEmpty())
+	g.Expect(env.client.Patch(ctx, mhc, patch)).To(Succeed())
 
 	workers := w.machines(ctx, g, client.HasLabels{clusterv1.MachineDeploymentNameLabel})
 	g.Expect(workers).To(HaveLen(1))
