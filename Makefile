@@ -64,8 +64,9 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run golangci-lint (includes gofmt and go vet).
+lint: $(GOLANGCI_LINT) ## Run golangci-lint (includes gofmt and go vet) on the provider and on the test/infra module.
 	$(GOLANGCI_LINT) run ./...
+	cd test/infra && $(GOLANGCI_LINT) run ./...
 
 .PHONY: test-assets
 test-assets: ## Build etcd and kube-apiserver from source into the version-named cache (skipped when present).
@@ -76,6 +77,20 @@ test: generate manifests release-manifests ## Run unit, envtest and clusterctl t
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh etcd kube-apiserver)" \
 	CLUSTERCTL="$$(hack/cluster-api-binaries.sh clusterctl)/clusterctl" \
 	go test ./... -count=1 $(TEST_ARGS)
+
+.PHONY: test-e2e
+test-e2e: release-manifests ## Run the end-to-end tests (root): local hosting cluster, clusterctl init, workload clusters of node Pods.
+	@# test/infra/env.sh (called by the tests) builds and caches everything else.
+	cd test/infra && go test ./... -count=1
+	go test -tags e2e ./test/e2e/... -count=1 -v -timeout 80m $(TEST_ARGS)
+
+.PHONY: quickstart
+quickstart: release-manifests ## The main job (root): hosting/management cluster, CAPI and this provider, a workload cluster of node Pods.
+	test/infra/quickstart.sh
+
+.PHONY: quickstart-down
+quickstart-down: ## Remove everything quickstart (or test/infra/env.sh up) created.
+	test/infra/env.sh down
 
 .PHONY: test-clusterctl
 test-clusterctl: release-manifests ## Run only the clusterctl tests (generate every flavor, apply to a real API server).

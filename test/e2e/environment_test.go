@@ -122,13 +122,12 @@ func loadEnvironment() (*environment, error) {
 }
 
 func readSettings(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	settings := map[string]string{}
-	scanner := bufio.NewScanner(f)
+	scanner := bufio.NewScanner(strings.NewReader(string(data)))
 	for scanner.Scan() {
 		if key, value, ok := strings.Cut(scanner.Text(), "="); ok {
 			settings[key] = value

@@ -54,7 +54,7 @@ func run(socket string, grace time.Duration) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // nothing was written
 	rt := runtimeapi.NewRuntimeServiceClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), grace+2*time.Minute)
 	defer cancel()

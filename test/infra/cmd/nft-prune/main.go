@@ -127,7 +127,7 @@ func readKeep(path string) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	keep := map[string]bool{}
 	s := bufio.NewScanner(f)
 	for s.Scan() {

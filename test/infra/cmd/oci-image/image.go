@@ -19,6 +19,7 @@ package main
 import (
 	"archive/tar"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -54,7 +55,7 @@ func build(o options) error {
 		if err != nil {
 			return err
 		}
-		defer os.Remove(l.path)
+		defer func() { _ = os.Remove(l.path) }() // a temporary file next to the output
 		layers = append(layers, l)
 	}
 	img, err := assemble(layers, o)
@@ -110,14 +111,12 @@ func filesLayer(specs []string, dir string) (*fileLayer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFiles(f, specs); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, err
+	err = writeFiles(f, specs)
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return nil, err
+	if err != nil {
+		return nil, errors.Join(err, os.Remove(f.Name()))
 	}
 	return newFileLayer(f.Name())
 }
@@ -175,7 +174,7 @@ func writeFile(tw *tar.Writer, src, dest string, mode int64) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	info, err := f.Stat()
 	if err != nil {
 		return err
@@ -206,7 +205,7 @@ func newFileLayer(path string) (*fileLayer, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	h := sha256.New()
 	size, err := io.Copy(h, f)
 	if err != nil {

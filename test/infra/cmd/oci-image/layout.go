@@ -19,6 +19,7 @@ package main
 import (
 	"archive/tar"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -37,14 +38,12 @@ func writeLayout(img v1.Image, ref, out string) error {
 	if err != nil {
 		return err
 	}
-	if err := streamLayout(f, img, ref); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
+	err = streamLayout(f, img, ref)
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
+	if err != nil {
+		return errors.Join(err, os.Remove(tmp))
 	}
 	return os.Rename(tmp, out)
 }
@@ -150,7 +149,7 @@ func addLayer(tw *tar.Writer, l v1.Layer) error {
 	if err != nil {
 		return err
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }() // read only
 	if err := tw.WriteHeader(fileHeader(blobPath(digest), size)); err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func TestBuildWritesALoadableLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	var names []string
 	tr := tar.NewReader(rc)
 	for {
@@ -117,7 +117,7 @@ func untar(t *testing.T, file, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	tr := tar.NewReader(f)
 	for {
 		hdr, err := tr.Next()
