@@ -64,6 +64,11 @@ const (
 	// KubernetesMachinePodRejectedReason means the hosting cluster refused to create the node Pod.
 	KubernetesMachinePodRejectedReason = "PodRejected"
 
+	// KubernetesMachineNameConflictReason means an object the provider would create
+	// on the hosting cluster (node Pod, bootstrap Secret, claim) exists and is not
+	// this machine's; the provider neither uses nor deletes it.
+	KubernetesMachineNameConflictReason = "NameConflict"
+
 	// KubernetesMachinePodLostReason means the node Pod failed, was evicted or disappeared after provisioning.
 	KubernetesMachinePodLostReason = "PodLost"
 

@@ -303,3 +303,39 @@ func TestPodLostAfterProvisioningIsReportedNotRecreated(t *testing.T) {
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}))
 	}, 2*time.Second).Should(BeTrue(), "a lost node is not silently recreated")
 }
+
+// TestForeignObjectWithTheBootstrapSecretsNameIsAConflict: the name the node's
+// bootstrap Secret needs is taken by a Secret of someone else (here, the
+// Machine's own bootstrap data, as a user may name it). The machine reports a
+// NameConflict, creates no Pod, and deleting it leaves the foreign Secret.
+func TestForeignObjectWithTheBootstrapSecretsNameIsAConflict(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	tc := newTestCluster(t, g, newNamespace(t), "clash", infrav1.KubernetesClusterSpec{})
+	tc.markInfrastructureProvisioned(g)
+	key := podKey(tc, "clash-md-0")
+	foreign := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: nodepod.BootstrapSecretName(key.Name)},
+		StringData: map[string]string{"value": "not the provider's"},
+	}
+	g.Expect(env.Client.Create(ctx, foreign)).To(Succeed())
+	tm := newTestMachine(g, tc, "clash-md-0", machineOptions{bootstrapData: true})
+
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		c := conditionOf(km.Status.Conditions, infrav1.KubernetesMachinePodProvisionedCondition)
+		g.Expect(c.Reason).To(Equal(infrav1.KubernetesMachineNameConflictReason))
+		g.Expect(c.Message).To(ContainSubstring("Secret %s/%s already exists", foreign.Namespace, foreign.Name))
+	})
+	g.Consistently(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, key, &corev1.Pod{}))
+	}, 2*time.Second).Should(BeTrue(), "no Pod boots from a Secret that is not the provider's")
+
+	g.Expect(env.Client.Delete(ctx, tm.machine)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, tm.km)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(tm.km), &infrav1.KubernetesMachine{}))
+	}, 20*time.Second).Should(BeTrue())
+	kept := &corev1.Secret{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(foreign), kept)).To(Succeed())
+	g.Expect(kept.Data["value"]).To(BeEquivalentTo("not the provider's"))
+}

@@ -17,10 +17,11 @@ limitations under the License.
 package controller
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,8 +41,13 @@ import (
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
 )
 
-// logTailLines is how much of a failed node's log a condition shows.
-const logTailLines = 15
+const (
+	// logTailLines is how much of a failed node's log a condition shows.
+	logTailLines = 15
+	// logReadLines is how much of the log is read to find the bootstrap's last
+	// lines: systemd's shutdown after a failure prints some 40 lines.
+	logReadLines = 200
+)
 
 func setPodProvisioned(km *infrav1.KubernetesMachine, status metav1.ConditionStatus, reason, message string) {
 	conditions.Set(km, metav1.Condition{Type: infrav1.KubernetesMachinePodProvisionedCondition, Status: status, Reason: reason, Message: message})
@@ -149,11 +155,60 @@ func (r *KubernetesMachineReconciler) reconcileBootstrapSecret(ctx context.Conte
 	if err != nil || script == nil {
 		return ctrl.Result{}, err
 	}
-	secret := nodepod.NewBootstrapSecret(s.node, script)
-	if err := s.hosting.Client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		return ctrl.Result{}, fmt.Errorf("creating Secret %s on %s: %w", key, s.hosting.Description, err)
+	return ctrl.Result{}, r.createOwned(ctx, s, nodepod.NewBootstrapSecret(s.node, script))
+}
+
+// createOwned creates one of the machine's objects on the hosting cluster. The
+// cache only holds the provider's objects, so a name taken by anything else
+// shows up as AlreadyExists; see nameTaken.
+func (r *KubernetesMachineReconciler) createOwned(ctx context.Context, s *machineScope, obj client.Object) error {
+	err := s.hosting.Client.Create(ctx, obj)
+	if apierrors.IsAlreadyExists(err) {
+		_, err = r.nameTaken(ctx, s, obj)
+		return err
 	}
-	return ctrl.Result{}, nil
+	if err != nil {
+		return fmt.Errorf("creating %s %s on %s: %w", kindOf(obj), klog.KObj(obj), s.hosting.Description, err)
+	}
+	return nil
+}
+
+// nameTaken reads the object that holds obj's name live: this machine's (the
+// cache lagged) is fine; any other is a NameConflict the user resolves, and
+// the provider neither uses nor deletes it.
+func (r *KubernetesMachineReconciler) nameTaken(ctx context.Context, s *machineScope, obj client.Object) (mine bool, err error) {
+	existing, _ := obj.DeepCopyObject().(client.Object)
+	if err := s.hosting.Reader.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
+		return false, fmt.Errorf("reading %s %s on %s: %w", kindOf(obj), klog.KObj(obj), s.hosting.Description, err)
+	}
+	if sameMachine(existing, obj) {
+		return true, nil
+	}
+	setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachineNameConflictReason,
+		fmt.Sprintf("%s %s already exists on %s and does not belong to this machine (label %s); rename or delete it",
+			kindOf(obj), klog.KObj(obj), s.hosting.Description, infrav1.MachineNameLabel))
+	s.waiting = true
+	return false, nil
+}
+
+// sameMachine is true when both objects carry the same machine and cluster
+// namespace labels: identity by names and labels, never UIDs.
+func sameMachine(existing, desired client.Object) bool {
+	machine := desired.GetLabels()[infrav1.MachineNameLabel]
+	return machine != "" && existing.GetLabels()[infrav1.MachineNameLabel] == machine &&
+		existing.GetLabels()[infrav1.ClusterNamespaceLabel] == desired.GetLabels()[infrav1.ClusterNamespaceLabel]
+}
+
+func kindOf(obj client.Object) string {
+	switch obj.(type) {
+	case *corev1.Pod:
+		return "Pod"
+	case *corev1.Secret:
+		return "Secret"
+	case *corev1.PersistentVolumeClaim:
+		return "PersistentVolumeClaim"
+	}
+	return fmt.Sprintf("%T", obj)
 }
 
 func (r *KubernetesMachineReconciler) podExists(ctx context.Context, s *machineScope, podName string) bool {
@@ -199,9 +254,8 @@ func withProviderID(script []byte, providerID string) []byte {
 // reconcileClaims creates the machine's PersistentVolumeClaims.
 func (r *KubernetesMachineReconciler) reconcileClaims(ctx context.Context, s *machineScope) (ctrl.Result, error) {
 	for _, claim := range nodepod.NewPersistentVolumeClaims(s.node) {
-		err := s.hosting.Client.Create(ctx, claim)
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return ctrl.Result{}, fmt.Errorf("creating PersistentVolumeClaim %s on %s: %w", klog.KObj(claim), s.hosting.Description, err)
+		if err := r.createOwned(ctx, s, claim); err != nil || s.waiting {
+			return ctrl.Result{}, err
 		}
 	}
 	return ctrl.Result{}, nil
@@ -230,6 +284,11 @@ func (r *KubernetesMachineReconciler) reconcilePod(ctx context.Context, s *machi
 		return ctrl.Result{}, nil
 	}
 	if err := s.hosting.Client.Create(ctx, desired); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			_, err := r.nameTaken(ctx, s, desired)
+			s.waiting = true // this machine's Pod reaches the cache as an event
+			return ctrl.Result{}, err
+		}
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
 			setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodRejectedReason,
 				fmt.Sprintf("%s rejected node Pod %s: %v", s.hosting.Description, klog.KObj(desired), err))
@@ -312,11 +371,30 @@ func (r *KubernetesMachineReconciler) logTail(ctx context.Context, s *machineSco
 	if err != nil {
 		return fmt.Sprintf("(log unavailable: %v)", err)
 	}
-	raw, err := clientset.CoreV1().Pods(s.pod.Namespace).GetLogs(s.pod.Name, &corev1.PodLogOptions{TailLines: ptr.To(int64(logTailLines))}).DoRaw(ctx)
+	raw, err := clientset.CoreV1().Pods(s.pod.Namespace).GetLogs(s.pod.Name, &corev1.PodLogOptions{TailLines: ptr.To(int64(logReadLines))}).DoRaw(ctx)
 	if err != nil {
 		return fmt.Sprintf("(log unavailable: %v)", err)
 	}
-	return redactSecrets(string(bytes.TrimSpace(raw)))
+	return redactSecrets(logExcerpt(string(raw), logTailLines))
+}
+
+// ansiEscape matches the terminal colour codes systemd writes to a tty console.
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+// logExcerpt is the last n lines of a node's log up to the bootstrap's failure
+// line when there is one (what follows is systemd shutting the node down),
+// without terminal colour codes.
+func logExcerpt(log string, n int) string {
+	log = ansiEscape.ReplaceAllString(strings.ReplaceAll(log, "\r", ""), "")
+	lines := strings.Split(strings.Trim(log, "\n"), "\n")
+	end := len(lines)
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], nodepod.BootstrapFailedMessage) {
+			end = i + 1
+			break
+		}
+	}
+	return strings.Join(lines[max(0, end-n):end], "\n")
 }
 
 // reconcileBootstrapStatus reports the bootstrap: a worker's readiness probe checks

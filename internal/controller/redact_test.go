@@ -20,6 +20,8 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
 )
 
 func TestRedactSecretsHidesKubeadmCredentials(t *testing.T) {
@@ -32,4 +34,19 @@ func TestRedactSecretsHidesKubeadmCredentials(t *testing.T) {
 	g.Expect(got).NotTo(ContainSubstring("deadbeef"))
 	g.Expect(got).To(ContainSubstring("--token <redacted>"))
 	g.Expect(got).To(ContainSubstring("error: boom"))
+}
+
+// TestLogExcerptEndsAtTheBootstrapFailure uses the shape of a real failed node's
+// console: the script's output, the failure line, then systemd's shutdown.
+func TestLogExcerptEndsAtTheBootstrapFailure(t *testing.T) {
+	g := NewWithT(t)
+	log := "\x1b[0;32m  OK  \x1b[0m] Started containerd\n" +
+		"[13550.09] bash[275]: kubeadm join: connection refused\n" +
+		"[13550.11] bash[276]: " + nodepod.BootstrapFailedMessage + "\n" +
+		"[\x1b[0;32m  OK  \x1b[0m] Stopped target swap.target\n" +
+		"Exiting container.\n"
+	g.Expect(logExcerpt(log, 2)).To(Equal("[13550.09] bash[275]: kubeadm join: connection refused\n" +
+		"[13550.11] bash[276]: " + nodepod.BootstrapFailedMessage))
+	g.Expect(logExcerpt(log, 10)).To(HavePrefix("  OK  ] Started containerd\n"), "colour codes are removed")
+	g.Expect(logExcerpt("a\nb\nc\n", 2)).To(Equal("b\nc"), "without a failure line, the tail")
 }
