@@ -314,8 +314,10 @@ func TestForeignObjectWithTheBootstrapSecretsNameIsAConflict(t *testing.T) {
 	tc := newTestCluster(t, g, newNamespace(t), "clash", infrav1.KubernetesClusterSpec{})
 	tc.markInfrastructureProvisioned(g)
 	key := podKey(tc, "clash-md-0")
+	// Labelled like Cluster API's bootstrap data, so the provider's cache sees it.
 	foreign := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: nodepod.BootstrapSecretName(key.Name)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: nodepod.BootstrapSecretName(key.Name),
+			Labels: map[string]string{clusterv1.ClusterNameLabel: "clash"}},
 		StringData: map[string]string{"value": "not the provider's"},
 	}
 	g.Expect(env.Client.Create(ctx, foreign)).To(Succeed())

@@ -144,6 +144,9 @@ func (r *KubernetesMachineReconciler) reconcileBootstrapSecret(ctx context.Conte
 	existing := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: s.hosting.Namespace, Name: nodepod.BootstrapSecretName(podName)}
 	if err := s.hosting.Client.Get(ctx, key, existing); err == nil {
+		if !ownedBy(existing, s.km) {
+			r.reportNameConflict(s, existing)
+		}
 		return ctrl.Result{}, nil
 	} else if !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("reading Secret %s on %s: %w", key, s.hosting.Description, err)
@@ -181,22 +184,33 @@ func (r *KubernetesMachineReconciler) nameTaken(ctx context.Context, s *machineS
 	if err := s.hosting.Reader.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
 		return false, fmt.Errorf("reading %s %s on %s: %w", kindOf(obj), klog.KObj(obj), s.hosting.Description, err)
 	}
-	if sameMachine(existing, obj) {
+	if ownedBy(existing, s.km) {
 		return true, nil
 	}
+	r.reportNameConflict(s, obj)
+	return false, nil
+}
+
+// reportNameConflict stops the machine on a hosting object that holds one of
+// its names but carries another machine's labels, or none.
+func (r *KubernetesMachineReconciler) reportNameConflict(s *machineScope, obj client.Object) {
 	setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachineNameConflictReason,
 		fmt.Sprintf("%s %s already exists on %s and does not belong to this machine (label %s); rename or delete it",
 			kindOf(obj), klog.KObj(obj), s.hosting.Description, infrav1.MachineNameLabel))
 	s.waiting = true
-	return false, nil
 }
 
-// sameMachine is true when both objects carry the same machine and cluster
-// namespace labels: identity by names and labels, never UIDs.
-func sameMachine(existing, desired client.Object) bool {
-	machine := desired.GetLabels()[infrav1.MachineNameLabel]
-	return machine != "" && existing.GetLabels()[infrav1.MachineNameLabel] == machine &&
-		existing.GetLabels()[infrav1.ClusterNamespaceLabel] == desired.GetLabels()[infrav1.ClusterNamespaceLabel]
+// ownedBy is true when a hosting object carries the machine's name and
+// namespace labels: identity by names and labels, never UIDs. Anything else
+// with one of the machine's names is never used nor deleted.
+func ownedBy(obj client.Object, km *infrav1.KubernetesMachine) bool {
+	want := nodepod.MachineLabels(km.Namespace, "", km.Name, false)
+	for _, key := range []string{infrav1.MachineNameLabel, infrav1.ClusterNamespaceLabel} {
+		if obj.GetLabels()[key] != want[key] {
+			return false
+		}
+	}
+	return true
 }
 
 func kindOf(obj client.Object) string {
@@ -269,9 +283,9 @@ func (r *KubernetesMachineReconciler) reconcilePod(ctx context.Context, s *machi
 	err := s.hosting.Client.Get(ctx, client.ObjectKeyFromObject(desired), pod)
 	switch {
 	case err == nil:
-		if pod.Labels[infrav1.MachineNameLabel] != desired.Labels[infrav1.MachineNameLabel] ||
-			pod.Labels[infrav1.ClusterNamespaceLabel] != desired.Labels[infrav1.ClusterNamespaceLabel] {
-			return ctrl.Result{}, fmt.Errorf("pod %s on %s belongs to another machine", klog.KObj(pod), s.hosting.Description)
+		if !ownedBy(pod, s.km) {
+			r.reportNameConflict(s, pod)
+			return ctrl.Result{}, nil
 		}
 		s.pod = pod
 		return ctrl.Result{}, nil
@@ -451,6 +465,9 @@ func (r *KubernetesMachineReconciler) deleteHostingObjects(ctx context.Context, 
 			continue
 		} else if err != nil {
 			return false, fmt.Errorf("reading %T %s on %s: %w", obj, klog.KObj(obj), s.hosting.Description, err)
+		}
+		if !ownedBy(obj, s.km) {
+			continue // another's object holding the name: not ours to delete
 		}
 		gone = false
 		if !obj.GetDeletionTimestamp().IsZero() {

@@ -57,6 +57,9 @@ func TestWorkloadClusterLifecycle(t *testing.T) {
 	t.Run("workloads reach each other across nodes and by DNS", func(t *testing.T) {
 		expectCrossNodeTraffic(ctx, t, NewWithT(t), w)
 	})
+	t.Run("a bootstrap that fails stops the node and is reported with its log", func(t *testing.T) {
+		expectBootstrapFailureReported(ctx, t, NewWithT(t), w)
+	})
 	t.Run("scale workers to 3 and back to 1", func(t *testing.T) {
 		scaleWorkers(ctx, t, NewWithT(t), w, 3)
 		scaleWorkers(ctx, t, NewWithT(t), w, 1)
