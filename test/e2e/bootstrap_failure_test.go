@@ -37,7 +37,7 @@ import (
 )
 
 // failureMarker is what the failing bootstrap data prints before it fails.
-const failureMarker = "capk-e2e: this bootstrap fails on purpose"
+const failureMarker = "capk-e2e-bootstrap-fails-on-purpose"
 
 // expectBootstrapFailureReported gives a Machine bootstrap data whose command
 // fails: under real systemd the node stops with exit code 42, the

@@ -24,7 +24,7 @@ import (
 	"errors"
 	"io"
 	"os"
-	"strings"
+	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -86,20 +86,12 @@ func installPodnet(ctx context.Context, g Gomega, namespace string) {
 		Data:       map[string]string{"podnet.yaml": string(manifest)},
 	}
 	g.Expect(env.client.Create(ctx, configMap)).To(Succeed())
-	crs, err := decodeYAML(strings.ReplaceAll(`apiVersion: addons.cluster.x-k8s.io/v1beta2
-kind: ClusterResourceSet
-metadata:
-  name: podnet
-  namespace: NAMESPACE
-spec:
-  strategy: ApplyOnce
-  clusterSelector:
-    matchLabels:
-      cni: podnet
-  resources:
-  - kind: ConfigMap
-    name: podnet
-`, "NAMESPACE", namespace))
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(env.settings["PODNET_MANIFEST"]), "clusterresourceset.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())
+	crs, err := decodeYAML(string(data))
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, obj := range crs {
+		obj.SetNamespace(namespace)
+	}
 	createAll(ctx, g, env.client, crs)
 }

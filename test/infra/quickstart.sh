@@ -32,21 +32,7 @@ log "namespace $namespace (Pod Security: privileged, node Pods are) and the podn
 "$KUBECTL" label namespace "$namespace" pod-security.kubernetes.io/enforce=privileged --overwrite
 "$KUBECTL" -n "$namespace" create configmap podnet --from-file=podnet.yaml="$PODNET_MANIFEST" \
   --dry-run=client -o yaml | "$KUBECTL" apply -f -
-"$KUBECTL" apply -f - <<YAML
-apiVersion: addons.cluster.x-k8s.io/v1beta2
-kind: ClusterResourceSet
-metadata:
-  name: podnet
-  namespace: $namespace
-spec:
-  strategy: ApplyOnce
-  clusterSelector:
-    matchLabels:
-      cni: podnet
-  resources:
-  - kind: ConfigMap
-    name: podnet
-YAML
+"$KUBECTL" -n "$namespace" apply -f "$here/podnet/clusterresourceset.yaml"
 
 log "cluster $namespace/$name: clusterctl generate cluster | kubectl apply"
 # Small CPU requests: the hosting node has 2 cores (requests, not limits).
