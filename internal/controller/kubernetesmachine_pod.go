@@ -392,15 +392,26 @@ func (r *KubernetesMachineReconciler) logTail(ctx context.Context, s *machineSco
 	return redactSecrets(logExcerpt(string(raw), logTailLines))
 }
 
-// ansiEscape matches the terminal colour codes systemd writes to a tty console.
-var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+var (
+	// ansiEscape matches the terminal codes systemd writes to a tty console:
+	// colours and cursor moves.
+	ansiEscape = regexp.MustCompile(`\x1b(\[[0-9;?]*[A-Za-z]|[@-Z\\-_])`)
+	// progressLine matches systemd's spinner while a job waits ("[ ***  ] Job
+	// ... running (13s / no limit)"), which says nothing about a failure.
+	progressLine = regexp.MustCompile(`^\[[ *]+\] (Job|A start job|A stop job) `)
+)
 
 // logExcerpt is the last n lines of a node's log up to the bootstrap's failure
 // line when there is one (what follows is systemd shutting the node down),
-// without terminal colour codes.
+// without terminal codes and progress spinners.
 func logExcerpt(log string, n int) string {
 	log = ansiEscape.ReplaceAllString(strings.ReplaceAll(log, "\r", ""), "")
-	lines := strings.Split(strings.Trim(log, "\n"), "\n")
+	var lines []string
+	for _, line := range strings.Split(strings.Trim(log, "\n"), "\n") {
+		if !progressLine.MatchString(line) {
+			lines = append(lines, line)
+		}
+	}
 	end := len(lines)
 	for i := len(lines) - 1; i >= 0; i-- {
 		if strings.Contains(lines[i], nodepod.BootstrapFailedMessage) {

@@ -41,12 +41,15 @@ func TestRedactSecretsHidesKubeadmCredentials(t *testing.T) {
 func TestLogExcerptEndsAtTheBootstrapFailure(t *testing.T) {
 	g := NewWithT(t)
 	log := "\x1b[0;32m  OK  \x1b[0m] Started containerd\n" +
+		"\x1bM[ ***  ] Job kind-import-images.service/start running (13s / no limit)\r\n" +
 		"[13550.09] bash[275]: kubeadm join: connection refused\n" +
 		"[13550.11] bash[276]: " + nodepod.BootstrapFailedMessage + "\n" +
 		"[\x1b[0;32m  OK  \x1b[0m] Stopped target swap.target\n" +
 		"Exiting container.\n"
 	g.Expect(logExcerpt(log, 2)).To(Equal("[13550.09] bash[275]: kubeadm join: connection refused\n" +
 		"[13550.11] bash[276]: " + nodepod.BootstrapFailedMessage))
-	g.Expect(logExcerpt(log, 10)).To(HavePrefix("  OK  ] Started containerd\n"), "colour codes are removed")
+	g.Expect(logExcerpt(log, 10)).To(Equal("  OK  ] Started containerd\n"+
+		"[13550.09] bash[275]: kubeadm join: connection refused\n"+
+		"[13550.11] bash[276]: "+nodepod.BootstrapFailedMessage), "terminal codes and spinners are removed")
 	g.Expect(logExcerpt("a\nb\nc\n", 2)).To(Equal("b\nc"), "without a failure line, the tail")
 }
