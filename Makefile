@@ -73,15 +73,15 @@ test-assets: ## Build etcd and kube-apiserver from source into the version-named
 	@hack/kube-binaries.sh etcd kube-apiserver
 
 .PHONY: test
-test: generate manifests release-manifests ## Run unit, envtest and clusterctl tests on a real kube-apiserver and etcd built from source.
+test: generate manifests release-manifests ## Run unit, envtest and clusterctl tests on a real kube-apiserver and etcd built from source, and the test/infra unit tests.
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh etcd kube-apiserver)" \
 	CLUSTERCTL="$$(hack/cluster-api-binaries.sh clusterctl)/clusterctl" \
 	go test ./... -count=1 $(TEST_ARGS)
+	cd test/infra && go test ./... -count=1
 
 .PHONY: test-e2e
 test-e2e: release-manifests ## Run the end-to-end tests (root): local hosting cluster, clusterctl init, workload clusters of node Pods.
 	@# test/infra/env.sh (called by the tests) builds and caches everything else.
-	cd test/infra && go test ./... -count=1
 	go test -tags e2e ./test/e2e/... -count=1 -v -timeout 80m $(TEST_ARGS)
 
 .PHONY: quickstart
