@@ -34,13 +34,16 @@ import (
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 )
 
-// expectNoServices checks that the cluster's control-plane Service is gone
-// from the hosting cluster.
-func expectNoServices(ctx context.Context, g Gomega, w *workloadCluster) {
-	list := &corev1.ServiceList{}
-	g.Expect(env.client.List(ctx, list, client.InNamespace(w.namespace),
-		client.MatchingLabels{clusterv1.ClusterNameLabel: w.name})).To(Succeed())
-	g.Expect(list.Items).To(BeEmpty(), "Services left on the hosting cluster")
+// expectNoServicesOrClaims checks that the cluster's control-plane Service
+// and its machines' PersistentVolumeClaims are gone from the hosting cluster.
+func expectNoServicesOrClaims(ctx context.Context, g Gomega, w *workloadCluster) {
+	selector := client.MatchingLabels{clusterv1.ClusterNameLabel: w.name}
+	services := &corev1.ServiceList{}
+	g.Expect(env.client.List(ctx, services, client.InNamespace(w.namespace), selector)).To(Succeed())
+	g.Expect(services.Items).To(BeEmpty(), "Services left on the hosting cluster")
+	claims := &corev1.PersistentVolumeClaimList{}
+	g.Expect(env.client.List(ctx, claims, client.InNamespace(w.namespace), selector)).To(Succeed())
+	g.Expect(claims.Items).To(BeEmpty(), "PersistentVolumeClaims left on the hosting cluster")
 }
 
 // dumpDiagnostics logs what explains a failure: the Cluster API objects with

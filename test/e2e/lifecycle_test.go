@@ -53,6 +53,7 @@ func TestWorkloadClusterLifecycle(t *testing.T) {
 	w.waitAvailable(ctx, t, g, 15*time.Minute)
 	g.Eventually(func(g Gomega) { w.expectNodesReady(ctx, g, 3) }).
 		WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+	w.logNodeReadyTimes(ctx, t, g)
 
 	t.Run("workloads reach each other across nodes and by DNS", func(t *testing.T) {
 		expectCrossNodeTraffic(ctx, t, NewWithT(t), w)
@@ -109,7 +110,7 @@ func deleteCluster(ctx context.Context, t *testing.T, g Gomega, w *workloadClust
 	pods, secrets := w.hostingObjects(ctx, g)
 	g.Expect(pods).To(BeZero(), "node Pods left on the hosting cluster")
 	g.Expect(secrets).To(BeZero(), "bootstrap Secrets left on the hosting cluster")
-	expectNoServices(ctx, g, w)
+	expectNoServicesOrClaims(ctx, g, w)
 	t.Logf("cluster deleted in %s", time.Since(start).Round(time.Second))
 }
 

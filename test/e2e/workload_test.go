@@ -121,6 +121,21 @@ func (w *workloadCluster) expectNodesReady(ctx context.Context, g Gomega, want i
 	}
 }
 
+// logNodeReadyTimes logs, per Machine, the time from its creation to its
+// Node's Ready transition: the figure to compare with a node Pod booted by hand.
+func (w *workloadCluster) logNodeReadyTimes(ctx context.Context, t *testing.T, g Gomega) {
+	for _, m := range w.machines(ctx, g) {
+		node, err := w.clients.CoreV1().Nodes().Get(ctx, m.Status.NodeRef.Name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				t.Logf("Machine %s: Node Ready %s after the Machine was created",
+					m.Name, c.LastTransitionTime.Sub(m.CreationTimestamp.Time).Round(time.Second))
+			}
+		}
+	}
+}
+
 // hostingObjects counts the node Pods and bootstrap Secrets of the cluster on
 // the hosting cluster (the management cluster, same namespace).
 func (w *workloadCluster) hostingObjects(ctx context.Context, g Gomega) (pods, secrets int) {
