@@ -167,8 +167,7 @@ func (r *KubernetesMachineReconciler) reconcileBootstrapSecret(ctx context.Conte
 func (r *KubernetesMachineReconciler) createOwned(ctx context.Context, s *machineScope, obj client.Object) error {
 	err := s.hosting.Client.Create(ctx, obj)
 	if apierrors.IsAlreadyExists(err) {
-		_, err = r.nameTaken(ctx, s, obj)
-		return err
+		return r.nameTaken(ctx, s, obj)
 	}
 	if err != nil {
 		return fmt.Errorf("creating %s %s on %s: %w", kindOf(obj), klog.KObj(obj), s.hosting.Description, err)
@@ -179,16 +178,15 @@ func (r *KubernetesMachineReconciler) createOwned(ctx context.Context, s *machin
 // nameTaken reads the object that holds obj's name live: this machine's (the
 // cache lagged) is fine; any other is a NameConflict the user resolves, and
 // the provider neither uses nor deletes it.
-func (r *KubernetesMachineReconciler) nameTaken(ctx context.Context, s *machineScope, obj client.Object) (mine bool, err error) {
+func (r *KubernetesMachineReconciler) nameTaken(ctx context.Context, s *machineScope, obj client.Object) error {
 	existing, _ := obj.DeepCopyObject().(client.Object)
 	if err := s.hosting.Reader.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
-		return false, fmt.Errorf("reading %s %s on %s: %w", kindOf(obj), klog.KObj(obj), s.hosting.Description, err)
+		return fmt.Errorf("reading %s %s on %s: %w", kindOf(obj), klog.KObj(obj), s.hosting.Description, err)
 	}
-	if ownedBy(existing, s.km) {
-		return true, nil
+	if !ownedBy(existing, s.km) {
+		r.reportNameConflict(s, obj)
 	}
-	r.reportNameConflict(s, obj)
-	return false, nil
+	return nil
 }
 
 // reportNameConflict stops the machine on a hosting object that holds one of
@@ -299,9 +297,8 @@ func (r *KubernetesMachineReconciler) reconcilePod(ctx context.Context, s *machi
 	}
 	if err := s.hosting.Client.Create(ctx, desired); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			_, err := r.nameTaken(ctx, s, desired)
 			s.waiting = true // this machine's Pod reaches the cache as an event
-			return ctrl.Result{}, err
+			return ctrl.Result{}, r.nameTaken(ctx, s, desired)
 		}
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
 			setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodRejectedReason,
