@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,12 +51,7 @@ func TestMain(m *testing.M) {
 	hosting.HealthCheckInterval = time.Second
 	hosting.CacheSyncTimeout = 5 * time.Second
 	hosting.RequestTimeout = 2 * time.Second
-	code, err := run(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(code)
+	envtest.RunMain(m, run)
 }
 
 func run(m *testing.M) (int, error) {

@@ -18,8 +18,6 @@ package hosting_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -39,12 +37,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code, err := run(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(code)
+	envtest.RunMain(m, run)
 }
 
 func run(m *testing.M) (int, error) {

@@ -25,7 +25,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +32,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
@@ -88,24 +86,6 @@ func clusterctl(home string, env []string, args ...string) ([]byte, error) {
 		return nil, fmt.Errorf("clusterctl %s: %w: %s", strings.Join(args, " "), err, stderr.String())
 	}
 	return out, nil
-}
-
-// decodeObjects splits a multi-document YAML stream into objects.
-func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var objects []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := decoder.Decode(&obj.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objects, nil
-			}
-			return nil, err
-		}
-		if len(obj.Object) > 0 {
-			objects = append(objects, obj)
-		}
-	}
 }
 
 // serverSideApply applies every object with the given field owner; dryRun asks

@@ -20,7 +20,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,12 +45,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code, err := run(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(code)
+	envtest.RunMain(m, run)
 }
 
 func run(m *testing.M) (int, error) {
@@ -86,7 +80,7 @@ func readComponents(t *testing.T, g Gomega, env ...string) []*unstructured.Unstr
 	g.Expect(err).NotTo(HaveOccurred())
 	rendered, err := clusterctl(dir, env, "generate", "provider", "--infrastructure", "kubernetes:"+providerVersion, "--config", config)
 	g.Expect(err).NotTo(HaveOccurred())
-	objects, err := decodeObjects(rendered)
+	objects, err := envtest.DecodeObjects(rendered)
 	g.Expect(err).NotTo(HaveOccurred())
 	return objects
 }
@@ -206,7 +200,7 @@ func TestEveryFlavorGeneratesAndIsAcceptedByTheAPIServer(t *testing.T) {
 			}
 			out, err := clusterctl(dir, flavor.env, args...)
 			g.Expect(err).NotTo(HaveOccurred())
-			objects, err := decodeObjects(out)
+			objects, err := envtest.DecodeObjects(out)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(objects).NotTo(BeEmpty())
 			t.Logf("clusterctl %s: %d objects", strings.Join(args[:3], " "), len(objects))

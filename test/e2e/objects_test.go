@@ -19,10 +19,7 @@ limitations under the License.
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,28 +29,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/rand"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-)
 
-// decodeYAML splits a multi-document YAML stream into objects.
-func decodeYAML(data string) ([]*unstructured.Unstructured, error) {
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(data)), 4096)
-	var objects []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		err := decoder.Decode(&obj.Object)
-		if errors.Is(err, io.EOF) {
-			return objects, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(obj.Object) > 0 {
-			objects = append(objects, obj)
-		}
-	}
-}
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
+)
 
 // createAll creates the objects in order, as `kubectl create` would.
 func createAll(ctx context.Context, g Gomega, c client.Client, objects []*unstructured.Unstructured) {
@@ -88,7 +67,7 @@ func installPodnet(ctx context.Context, g Gomega, namespace string) {
 	g.Expect(env.client.Create(ctx, configMap)).To(Succeed())
 	data, err := os.ReadFile(filepath.Join(filepath.Dir(env.settings["PODNET_MANIFEST"]), "clusterresourceset.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())
-	crs, err := decodeYAML(string(data))
+	crs, err := envtest.DecodeObjects(data)
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, obj := range crs {
 		obj.SetNamespace(namespace)

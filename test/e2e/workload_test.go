@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
 )
 
 // workloadCluster is a cluster the test created from a template.
@@ -60,7 +61,7 @@ func createCluster(ctx context.Context, t *testing.T, g Gomega, namespace, name,
 	variables := []string{"KUBERNETES_NODE_IMAGE=" + env.settings["KUBERNETES_NODE_IMAGE"], "CAPK_NODE_CPU=100m"}
 	manifest, err := env.command(ctx, t, variables, "CLUSTERCTL", args...)
 	g.Expect(err).NotTo(HaveOccurred())
-	objects, err := decodeYAML(manifest)
+	objects, err := envtest.DecodeObjects([]byte(manifest))
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, obj := range objects {
 		if obj.GetKind() == "Cluster" {
