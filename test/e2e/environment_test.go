@@ -29,7 +29,6 @@ limitations under the License.
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -127,13 +126,12 @@ func readSettings(path string) (map[string]string, error) {
 		return nil, err
 	}
 	settings := map[string]string{}
-	scanner := bufio.NewScanner(strings.NewReader(string(data)))
-	for scanner.Scan() {
-		if key, value, ok := strings.Cut(scanner.Text(), "="); ok {
+	for _, line := range strings.Split(string(data), "\n") {
+		if key, value, ok := strings.Cut(line, "="); ok {
 			settings[key] = value
 		}
 	}
-	return settings, scanner.Err()
+	return settings, nil
 }
 
 // command runs a tool of the environment with the management kubeconfig and

@@ -26,6 +26,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -88,7 +89,7 @@ func scaleWorkers(ctx context.Context, t *testing.T, g Gomega, w *workloadCluste
 		pods, secrets := w.hostingObjects(ctx, g)
 		g.Expect(pods).To(Equal(int(replicas)+1), "node Pods on the hosting cluster")
 		g.Expect(secrets).To(Equal(int(replicas)+1), "bootstrap Secrets on the hosting cluster")
-		nodes, err := w.clients.CoreV1().Nodes().List(ctx, listOptions)
+		nodes, err := w.clients.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(nodes.Items).To(HaveLen(int(replicas)+1), "Nodes of the workload cluster")
 	}).WithTimeout(10 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())

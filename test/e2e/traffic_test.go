@@ -33,8 +33,6 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-var listOptions = metav1.ListOptions{}
-
 // The workload image is podnet's: the only preloaded image with a Debian
 // userland (sh, socat, getent), and no registry is reachable.
 const echoPort = 8080

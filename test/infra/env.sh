@@ -48,8 +48,6 @@ load_images() {
   done
 }
 
-kubectl_() { "$BIN/kubectl" --kubeconfig "$state/kubeconfig" "$@"; }
-
 # clusterctl_init installs the management components the way users do.
 clusterctl_init() {
   log "clusterctl init"

@@ -60,10 +60,15 @@ func main() {
 	}
 }
 
-func tables(c *nftables.Conn) ([]*nftables.Table, error) {
+// openTables connects to nftables and lists the tables iptables-nft creates.
+func openTables() (*nftables.Conn, []*nftables.Table, error) {
+	c, err := nftables.New()
+	if err != nil {
+		return nil, nil, err
+	}
 	all, err := c.ListTables()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []*nftables.Table
 	for _, t := range all {
@@ -71,17 +76,13 @@ func tables(c *nftables.Conn) ([]*nftables.Table, error) {
 			out = append(out, t)
 		}
 	}
-	return out, nil
+	return c, out, nil
 }
 
 func key(t *nftables.Table) string { return families[t.Family] + " " + t.Name }
 
 func printTables() error {
-	c, err := nftables.New()
-	if err != nil {
-		return err
-	}
-	ts, err := tables(c)
+	_, ts, err := openTables()
 	if err != nil {
 		return err
 	}
@@ -96,11 +97,7 @@ func prune(keepFile string) error {
 	if err != nil {
 		return err
 	}
-	c, err := nftables.New()
-	if err != nil {
-		return err
-	}
-	ts, err := tables(c)
+	c, ts, err := openTables()
 	if err != nil {
 		return err
 	}
