@@ -5,7 +5,8 @@
 # provider installed by `clusterctl init` from a local repository, running as
 # Pods in that cluster, which is also the management cluster.
 #
-# usage: test/infra/env.sh up|down|status
+# usage: test/infra/env.sh up|down|status|build
+#   build: only build (or find in the cache) what `up` needs, and start nothing
 #
 # Environment (defaults in brackets), besides those of hosting-cluster.sh:
 #   CAPK_CACHE   cache root for everything built [~/.cache/capk]
@@ -84,8 +85,9 @@ down() {
 }
 
 case "${1:-}" in
+build) build ;;
 up) up ;;
 down) down ;;
 status) "$here/hosting/hosting-cluster.sh" status ;;
-*) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+*) echo "usage: $0 up|down|status|build" >&2; exit 2 ;;
 esac
