@@ -37,34 +37,30 @@ import (
 // expectNoServicesOrClaims checks that the cluster's control-plane Service
 // and its machines' PersistentVolumeClaims are gone from the hosting cluster.
 func expectNoServicesOrClaims(ctx context.Context, g Gomega, w *workloadCluster) {
-	selector := client.MatchingLabels{clusterv1.ClusterNameLabel: w.name}
-	services := &corev1.ServiceList{}
-	g.Expect(env.client.List(ctx, services, client.InNamespace(w.namespace), selector)).To(Succeed())
-	g.Expect(services.Items).To(BeEmpty(), "Services left on the hosting cluster")
-	claims := &corev1.PersistentVolumeClaimList{}
-	g.Expect(env.client.List(ctx, claims, client.InNamespace(w.namespace), selector)).To(Succeed())
-	g.Expect(claims.Items).To(BeEmpty(), "PersistentVolumeClaims left on the hosting cluster")
+	g.Expect(hostingList(ctx, g, w, &corev1.ServiceList{}).Items).To(BeEmpty(), "Services left on the hosting cluster")
+	g.Expect(hostingList(ctx, g, w, &corev1.PersistentVolumeClaimList{}).Items).To(BeEmpty(),
+		"PersistentVolumeClaims left on the hosting cluster")
 }
 
 // dumpDiagnostics logs what explains a failure: the Cluster API objects with
 // their conditions, the node Pods with their log tails, and the logs of the
 // provider's and Cluster API's managers.
-func dumpDiagnostics(ctx context.Context, t *testing.T, namespace string) {
+func dumpDiagnostics(ctx context.Context, t *testing.T, w *workloadCluster) {
 	var b strings.Builder
 	machines := &clusterv1.MachineList{}
-	if err := env.client.List(ctx, machines, client.InNamespace(namespace)); err == nil {
+	if err := w.management.List(ctx, machines, client.InNamespace(w.namespace)); err == nil {
 		for _, m := range machines.Items {
 			fmt.Fprintf(&b, "Machine %s phase=%s%s\n", m.Name, m.Status.Phase, conditionSummary(m.Status.Conditions))
 		}
 	}
 	kms := &infrav1.KubernetesMachineList{}
-	if err := env.client.List(ctx, kms, client.InNamespace(namespace)); err == nil {
+	if err := w.management.List(ctx, kms, client.InNamespace(w.namespace)); err == nil {
 		for _, m := range kms.Items {
 			fmt.Fprintf(&b, "KubernetesMachine %s%s\n", m.Name, conditionSummary(m.Status.Conditions))
 		}
 	}
 	pods := &corev1.PodList{}
-	if err := env.client.List(ctx, pods, client.InNamespace(namespace)); err == nil {
+	if err := env.client.List(ctx, pods, client.InNamespace(w.hostingNamespace)); err == nil {
 		for _, p := range pods.Items {
 			fmt.Fprintf(&b, "--- Pod %s phase=%s\n%s\n", p.Name, p.Status.Phase, podLogTail(ctx, p.Namespace, p.Name, 40))
 		}

@@ -31,6 +31,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,16 +139,30 @@ func readSettings(path string) (map[string]string, error) {
 // a HOME of its own, and returns its stdout; stderr goes to the test log.
 func (e *environment) command(ctx context.Context, t *testing.T, extraEnv []string, name string, args ...string) (string, error) {
 	t.Helper()
+	return run(t, e.commandWithInput(ctx, t, nil, extraEnv, name, args...))
+}
+
+// commandWithInput is command's exec.Cmd, reading stdin from input.
+func (e *environment) commandWithInput(ctx context.Context, t *testing.T, input io.Reader, extraEnv []string,
+	name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, e.settings[name], args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.settings["KUBECONFIG"], "HOME="+t.TempDir())
 	cmd.Env = append(cmd.Env, extraEnv...)
+	cmd.Stdin = input
+	return cmd
+}
+
+// run runs cmd and returns its stdout; its stderr and duration go to the test log.
+func run(t *testing.T, cmd *exec.Cmd) (string, error) {
+	t.Helper()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	start := time.Now()
 	out, err := cmd.Output()
-	t.Logf("%s %s (%s)\n%s", name, strings.Join(args, " "), time.Since(start).Round(time.Second), stderr.String())
+	name := filepath.Base(cmd.Path) + " " + strings.Join(cmd.Args[1:], " ")
+	t.Logf("%s (%s)\n%s", name, time.Since(start).Round(time.Second), stderr.String())
 	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+		return string(out), fmt.Errorf("%s: %w", name, err)
 	}
 	return string(out), nil
 }

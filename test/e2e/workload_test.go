@@ -41,12 +41,21 @@ import (
 // workloadCluster is a cluster the test created from a template.
 type workloadCluster struct {
 	namespace, name string
-	clients         kubernetes.Interface // the workload cluster's API
+	// management holds the cluster's Cluster API objects: env.client until
+	// the cluster is moved.
+	management client.Client
+	// hostingNamespace holds the node Pods on the hosting cluster (env.client):
+	// namespace, unless the cluster names a hosting cluster.
+	hostingNamespace string
+	kubeconfig       []byte               // the workload cluster's admin kubeconfig
+	clients          kubernetes.Interface // the workload cluster's API
 }
 
 // createCluster generates a cluster with clusterctl from the provider's
-// template of the given flavor, labels it for podnet and creates it.
-func createCluster(ctx context.Context, t *testing.T, g Gomega, namespace, name, flavor string, workers int) *workloadCluster {
+// template of the given flavor and the extra variables, labels it for podnet
+// and creates it on the management cluster.
+func createCluster(ctx context.Context, t *testing.T, g Gomega, namespace, name, flavor string, workers int,
+	extraVariables ...string) *workloadCluster {
 	t.Helper()
 	args := []string{"generate", "cluster", name, "--config", env.settings["CLUSTERCTL_CONFIG"],
 		"--infrastructure", "kubernetes", "--target-namespace", namespace,
@@ -58,7 +67,8 @@ func createCluster(ctx context.Context, t *testing.T, g Gomega, namespace, name,
 	// The hosting node has 2 cores, and Cluster API's controllers request some:
 	// small CPU requests let 5 node Pods fit while scaling (they are requests,
 	// not limits).
-	variables := []string{"KUBERNETES_NODE_IMAGE=" + env.settings["KUBERNETES_NODE_IMAGE"], "CAPK_NODE_CPU=100m"}
+	variables := append([]string{"KUBERNETES_NODE_IMAGE=" + env.settings["KUBERNETES_NODE_IMAGE"], "CAPK_NODE_CPU=100m"},
+		extraVariables...)
 	manifest, err := env.command(ctx, t, variables, "CLUSTERCTL", args...)
 	g.Expect(err).NotTo(HaveOccurred())
 	objects, err := envtest.DecodeObjects([]byte(manifest))
@@ -74,7 +84,7 @@ func createCluster(ctx context.Context, t *testing.T, g Gomega, namespace, name,
 		}
 	}
 	createAll(ctx, g, env.client, objects)
-	return &workloadCluster{namespace: namespace, name: name}
+	return &workloadCluster{namespace: namespace, name: name, management: env.client, hostingNamespace: namespace}
 }
 
 // waitAvailable waits for the Cluster's Available condition and connects to
@@ -84,15 +94,16 @@ func (w *workloadCluster) waitAvailable(ctx context.Context, t *testing.T, g Gom
 	start := time.Now()
 	g.Eventually(func(g Gomega) {
 		cluster := &clusterv1.Cluster{}
-		g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, cluster)).To(Succeed())
+		g.Expect(w.management.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, cluster)).To(Succeed())
 		g.Expect(meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1.AvailableCondition)).To(BeTrue(),
 			"Cluster conditions: %s", conditionSummary(cluster.Status.Conditions))
 	}).WithContext(ctx).WithTimeout(timeout).WithPolling(5 * time.Second).Should(Succeed())
 	t.Logf("cluster %s/%s Available after %s", w.namespace, w.name, time.Since(start).Round(time.Second))
 
 	secret := &corev1.Secret{}
-	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name + "-kubeconfig"}, secret)).To(Succeed())
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(secret.Data["value"])
+	g.Expect(w.management.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name + "-kubeconfig"}, secret)).To(Succeed())
+	w.kubeconfig = secret.Data["value"]
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(w.kubeconfig)
 	g.Expect(err).NotTo(HaveOccurred())
 	w.clients, err = kubernetes.NewForConfig(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -103,7 +114,7 @@ func (w *workloadCluster) machines(ctx context.Context, g Gomega, extra ...clien
 	list := &clusterv1.MachineList{}
 	opts := append([]client.ListOption{client.InNamespace(w.namespace),
 		client.MatchingLabels{clusterv1.ClusterNameLabel: w.name}}, extra...)
-	g.Expect(env.client.List(ctx, list, opts...)).To(Succeed())
+	g.Expect(w.management.List(ctx, list, opts...)).To(Succeed())
 	return list.Items
 }
 
@@ -138,14 +149,22 @@ func (w *workloadCluster) logNodeReadyTimes(ctx context.Context, t *testing.T, g
 }
 
 // hostingObjects counts the node Pods and bootstrap Secrets of the cluster on
-// the hosting cluster (the management cluster, same namespace).
+// the hosting cluster.
 func (w *workloadCluster) hostingObjects(ctx context.Context, g Gomega) (pods, secrets int) {
-	selector := client.MatchingLabels{clusterv1.ClusterNameLabel: w.name, infrav1.ManagedByLabel: infrav1.ManagedByValue}
-	podList := &corev1.PodList{}
-	g.Expect(env.client.List(ctx, podList, client.InNamespace(w.namespace), selector)).To(Succeed())
-	secretList := &corev1.SecretList{}
-	g.Expect(env.client.List(ctx, secretList, client.InNamespace(w.namespace), selector)).To(Succeed())
-	return len(podList.Items), len(secretList.Items)
+	return len(w.nodePods(ctx, g)), len(hostingList(ctx, g, w, &corev1.SecretList{}).Items)
+}
+
+// nodePods lists the cluster's node Pods on the hosting cluster.
+func (w *workloadCluster) nodePods(ctx context.Context, g Gomega) []corev1.Pod {
+	return hostingList(ctx, g, w, &corev1.PodList{}).Items
+}
+
+// hostingList lists the cluster's objects of one kind on the hosting cluster by the
+// labels the provider puts on them.
+func hostingList[T client.ObjectList](ctx context.Context, g Gomega, w *workloadCluster, list T) T {
+	g.Expect(env.client.List(ctx, list, client.InNamespace(w.hostingNamespace),
+		client.MatchingLabels{clusterv1.ClusterNameLabel: w.name, infrav1.ManagedByLabel: infrav1.ManagedByValue})).To(Succeed())
+	return list
 }
 
 func nodeReady(node *corev1.Node) bool {

@@ -161,9 +161,13 @@ node_layer() {
 }
 
 main() {
+  # debootstrap (network and dpkg, little CPU) runs while the binaries build
+  rootfs &
+  local rootfs_pid=$!
   binaries
   kubeadm_images
-  rootfs
+  wait "$rootfs_pid" || die "building the Debian rootfs failed"
+  rootfs # built by now: only sets ROOTFS and BASE_TAR
   local key out
   key=$({ cat "${BASH_SOURCE[0]}"; (cd "$here/rootfs" && find . -type f -print0 | sort -z | xargs -0 sha256sum);
     echo "$IMAGE $PODNET_IMAGE $BASE_TAR ${IMAGES[*]} $TOOLS"; sha256sum "$BIN"/* "$COREDNS_BIN"; } | hash_of)
