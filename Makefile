@@ -92,6 +92,20 @@ quickstart: release-manifests ## The main job (root): hosting/management cluster
 quickstart-down: ## Remove everything quickstart (or test/infra/env.sh up) created.
 	test/infra/env.sh down
 
+# Fuzz targets as <package>:<target>. Without -fuzzminimizetime, every input
+# that finds new coverage is minimized for 60 s and a short run does nothing else.
+FUZZ_TARGETS ?= ./internal/bootstrap:FuzzRender \
+	./api/v1alpha1:FuzzKubernetesMachineConversion ./api/v1alpha1:FuzzKubernetesClusterConversion
+FUZZTIME ?= 20s
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME (plain go test runs only their seeds).
+	@for target in $(FUZZ_TARGETS); do \
+		echo "--- $$target ($(FUZZTIME))"; \
+		go test "$${target%%:*}" -run '^$$' -fuzz "^$${target##*:}\$$" -fuzztime $(FUZZTIME) \
+			-fuzzminimizetime 1s -parallel 1 || exit 1; \
+	done
+
 .PHONY: test-clusterctl
 test-clusterctl: release-manifests ## Run only the clusterctl tests (generate every flavor, apply to a real API server).
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh etcd kube-apiserver)" \
