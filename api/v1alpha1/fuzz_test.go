@@ -19,7 +19,6 @@ package v1alpha1
 import (
 	"encoding/json"
 	"maps"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -32,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/conversion"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/fuzzseed"
 )
 
 // The fuzz targets decode any JSON both as the v1alpha1 and as the v1beta1
@@ -40,7 +40,7 @@ import (
 // (testdata/*.json); `make fuzz` runs each target for a bounded time.
 
 func FuzzKubernetesMachineConversion(f *testing.F) {
-	addSeeds(f)
+	fuzzseed.AddFiles(f, filepath.Join("testdata", "*.json"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if spoke := (&KubernetesMachine{}); decode(data, spoke) {
 			if spoke.Spec.ProviderID != nil && *spoke.Spec.ProviderID == "" {
@@ -55,7 +55,7 @@ func FuzzKubernetesMachineConversion(f *testing.F) {
 }
 
 func FuzzKubernetesClusterConversion(f *testing.F) {
-	addSeeds(f)
+	fuzzseed.AddFiles(f, filepath.Join("testdata", "*.json"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if spoke := (&KubernetesCluster{}); decode(data, spoke) {
 			expectSpokeRoundTrip(t, spoke, &infrav1.KubernetesCluster{}, &KubernetesCluster{})
@@ -64,20 +64,6 @@ func FuzzKubernetesClusterConversion(f *testing.F) {
 			expectHubRoundTrip(t, hub, &KubernetesCluster{}, &infrav1.KubernetesCluster{})
 		}
 	})
-}
-
-func addSeeds(f *testing.F) {
-	seeds, err := filepath.Glob(filepath.Join("testdata", "*.json"))
-	if err != nil || len(seeds) == 0 {
-		f.Fatalf("no seeds in testdata: %v", err)
-	}
-	for _, name := range seeds {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
 }
 
 // decode unmarshals data into obj, without its apiVersion and kind (the
@@ -89,13 +75,7 @@ func decode(data []byte, obj client.Object) bool {
 		return false
 	}
 	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
-	annotations := maps.Clone(obj.GetAnnotations())
-	delete(annotations, utilconversion.DataAnnotation)
-	delete(annotations, FailureAnnotation)
-	if len(annotations) == 0 {
-		annotations = nil
-	}
-	obj.SetAnnotations(annotations)
+	withoutAnnotations(obj, utilconversion.DataAnnotation, FailureAnnotation)
 	return true
 }
 
@@ -109,7 +89,7 @@ func expectSpokeRoundTrip(t *testing.T, spoke conversion.Convertible, hub conver
 		t.Fatalf("hub to v1alpha1: %v", err)
 	}
 	// ConvertFrom keeps the hub-only fields in an annotation of the v1alpha1 object.
-	expectEqual(t, "v1alpha1 → hub → v1alpha1", before, withoutAnnotation(after, utilconversion.DataAnnotation))
+	expectEqual(t, "v1alpha1 → hub → v1alpha1", before, withoutAnnotations(after.(client.Object), utilconversion.DataAnnotation))
 }
 
 func expectHubRoundTrip(t *testing.T, hub conversion.Hub, spoke conversion.Convertible, after conversion.Hub) {
@@ -124,15 +104,18 @@ func expectHubRoundTrip(t *testing.T, hub conversion.Hub, spoke conversion.Conve
 	expectEqual(t, "hub → v1alpha1 → hub", before, after)
 }
 
-func withoutAnnotation(obj runtime.Object, key string) runtime.Object {
-	o := obj.(client.Object)
-	annotations := maps.Clone(o.GetAnnotations())
-	delete(annotations, key)
+// withoutAnnotations removes the annotations from obj (no annotations left is
+// none at all, as after decoding) and returns it.
+func withoutAnnotations(obj client.Object, keys ...string) client.Object {
+	annotations := maps.Clone(obj.GetAnnotations())
+	for _, key := range keys {
+		delete(annotations, key)
+	}
 	if len(annotations) == 0 {
 		annotations = nil
 	}
-	o.SetAnnotations(annotations)
-	return o
+	obj.SetAnnotations(annotations)
+	return obj
 }
 
 func expectEqual(t *testing.T, trip string, before, after runtime.Object) {

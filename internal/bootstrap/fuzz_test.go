@@ -19,25 +19,16 @@ package bootstrap
 import (
 	"bytes"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/fuzzseed"
 )
 
 // FuzzRender checks that any input either renders deterministically or fails
 // with ErrInvalidCloudConfig, and never panics. Plain "go test" runs the seeds.
 func FuzzRender(f *testing.F) {
-	seeds, err := filepath.Glob(filepath.Join("testdata", "*.yaml"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, name := range seeds {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	fuzzseed.AddFiles(f, filepath.Join("testdata", "*.yaml"))
 	f.Add([]byte("#cloud-config\nruncmd: ['true', [a, 1]]\nwrite_files:\n- path: a\n  encoding: gz+b64\n  content: H4sIAAAAAAAA/wMAAAAAAAAAAAA=\n  permissions: 0640\n"))
 	f.Add([]byte("## template: jinja\n#cloud-config\nbootcmd: [[]]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

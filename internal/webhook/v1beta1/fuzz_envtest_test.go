@@ -19,7 +19,6 @@ package v1beta1_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -34,6 +33,7 @@ import (
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/fuzzseed"
 )
 
 // FuzzKubernetesMachineAdmission sends any JSON machine spec through the real
@@ -44,17 +44,7 @@ import (
 // admission to fail later on the hosting cluster. Plain "go test" runs the
 // seeds (testdata/machine-spec-*.json); `make fuzz` runs it for a while.
 func FuzzKubernetesMachineAdmission(f *testing.F) {
-	seeds, err := filepath.Glob(filepath.Join("testdata", "machine-spec-*.json"))
-	if err != nil || len(seeds) == 0 {
-		f.Fatalf("no seeds in testdata: %v", err)
-	}
-	for _, name := range seeds {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	fuzzseed.AddFiles(f, filepath.Join("testdata", "machine-spec-*.json"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		machine := &infrav1.KubernetesMachine{ObjectMeta: metav1.ObjectMeta{Namespace: fuzzNamespace(t), Name: "fuzz"}}
 		if json.Unmarshal(data, &machine.Spec) != nil {
