@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -106,11 +107,7 @@ func loadEnvironment() (*environment, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme, err := envtest.NewScheme()
-	if err != nil {
-		return nil, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := newClient(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +116,16 @@ func loadEnvironment() (*environment, error) {
 		return nil, err
 	}
 	return &environment{settings: settings, client: c, clients: clients}, nil
+}
+
+// newClient is a client for a management cluster: Cluster API's and the
+// provider's types besides the built-in ones.
+func newClient(cfg *rest.Config) (client.Client, error) {
+	scheme, err := envtest.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
 func readSettings(path string) (map[string]string, error) {

@@ -182,9 +182,7 @@ func initManagementCluster(ctx context.Context, t *testing.T, g Gomega, w *workl
 	g.Expect(err).NotTo(HaveOccurred())
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(w.kubeconfig)
 	g.Expect(err).NotTo(HaveOccurred())
-	scheme, err := envtest.NewScheme()
-	g.Expect(err).NotTo(HaveOccurred())
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := newClient(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
 	return c, kubeconfig
 }
