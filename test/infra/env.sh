@@ -66,6 +66,24 @@ clusterctl_init() {
     --wait-provider-timeout 600
 }
 
+# wait_webhooks waits until every admission webhook a workload cluster goes
+# through answers: `clusterctl init --wait-providers` returns once the
+# Deployments are Available, which can be before kube-proxy routes their
+# webhook Services. A server-side dry run of a generated cluster calls them all
+# and stores nothing.
+wait_webhooks() {
+  log "waiting for the admission webhooks to answer"
+  local manifest deadline=$((SECONDS + 180))
+  manifest=$(HOME=$state/clusterctl-home "$CLUSTERCTL" generate cluster webhook-probe \
+    --kubeconfig "$state/kubeconfig" --config "$MANAGEMENT/repository/clusterctl.yaml" \
+    --infrastructure kubernetes --kubernetes-version "$KUBERNETES_VERSION" --target-namespace default)
+  until printf '%s\n' "$manifest" | "$BIN/kubectl" --kubeconfig "$state/kubeconfig" \
+    create --dry-run=server -f - >/dev/null 2>"$state/webhook-probe.err"; do
+    ((SECONDS < deadline)) || die "the admission webhooks did not answer in 180s: $(cat "$state/webhook-probe.err")"
+    sleep 2
+  done
+}
+
 write_env() {
   cat >"$state/e2e.env" <<ENV
 KUBECONFIG=$state/kubeconfig
@@ -86,6 +104,7 @@ up() {
   "$here/hosting/hosting-cluster.sh" up
   load_images
   clusterctl_init
+  wait_webhooks
   write_env
   log "environment up in $((SECONDS - start))s; settings in $state/e2e.env"
 }
