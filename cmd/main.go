@@ -164,7 +164,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		return fmt.Errorf("setting up the KubernetesCluster controller: %w", err)
 	}
 	if err := (&infracontroller.KubernetesMachineReconciler{
-		Client: mgr.GetClient(), Hosting: registry, Recorder: recorder, WatchFilter: opts.watchFilter,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Hosting: registry, Recorder: recorder, WatchFilter: opts.watchFilter,
 	}).SetupWithManager(ctx, mgr, controllerOptions); err != nil {
 		return fmt.Errorf("setting up the KubernetesMachine controller: %w", err)
 	}

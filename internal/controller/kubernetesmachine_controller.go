@@ -26,7 +26,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/annotations"
-	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -46,15 +45,23 @@ import (
 // KubernetesMachineReconciler runs one node Pod per KubernetesMachine on the
 // hosting cluster and reports its provisioning and bootstrap.
 type KubernetesMachineReconciler struct {
-	Client      client.Client
+	Client client.Client
+	// APIReader reads a machine live when the cache may not have this
+	// controller's last write of it yet.
+	APIReader   client.Reader
 	Hosting     *hosting.Registry
 	Recorder    events.EventRecorder
 	WatchFilter string
+
+	written ownWrites
 }
 
 // machineScope is what one reconcile of a KubernetesMachine works on.
 type machineScope struct {
-	km      *infrav1.KubernetesMachine
+	km *infrav1.KubernetesMachine
+	// base is km as stored: what the write at the end of the reconcile
+	// compares with.
+	base *infrav1.KubernetesMachine
 	machine *clusterv1.Machine
 	cluster *clusterv1.Cluster
 	kc      *infrav1.KubernetesCluster
@@ -114,8 +121,8 @@ func (r *KubernetesMachineReconciler) clusterToKubernetesMachines(ctx context.Co
 
 // Reconcile brings one KubernetesMachine closer to its desired state.
 func (r *KubernetesMachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
-	km := &infrav1.KubernetesMachine{}
-	if err := r.Client.Get(ctx, req.NamespacedName, km); err != nil {
+	km, err := r.getKubernetesMachine(ctx, req.NamespacedName)
+	if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if annotations.IsExternallyManaged(km) {
@@ -125,22 +132,18 @@ func (r *KubernetesMachineReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if err != nil || s == nil {
 		return ctrl.Result{}, err
 	}
-	patchHelper, err := patch.NewHelper(km, r.Client)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
+	s.base = km.DeepCopy()
 	if isPaused, err := reconcilePaused(ctx, r.Client, s.cluster, km); err != nil || isPaused {
 		return ctrl.Result{}, err
 	}
 	defer func() {
-		if err := patchKubernetesMachine(ctx, patchHelper, km); err != nil {
+		if err := r.writeKubernetesMachine(ctx, s); err != nil {
 			reterr = errors.Join(reterr, err)
 		}
 	}()
 	if !km.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, s)
 	}
-	controllerutil.AddFinalizer(km, infrav1.MachineFinalizer)
 	return r.reconcileNormal(ctx, s)
 }
 
@@ -164,18 +167,12 @@ func (r *KubernetesMachineReconciler) newMachineScope(ctx context.Context, km *i
 	return &machineScope{km: km, machine: machine, cluster: cluster}, nil
 }
 
-func patchKubernetesMachine(ctx context.Context, patchHelper *patch.Helper, km *infrav1.KubernetesMachine) error {
-	return patchWithReadySummary(ctx, patchHelper, km,
-		infrav1.KubernetesMachinePodProvisionedCondition,
-		infrav1.KubernetesMachineBootstrapSucceededCondition,
-	)
-}
-
 func (r *KubernetesMachineReconciler) reconcileNormal(ctx context.Context, s *machineScope) (ctrl.Result, error) {
 	steps := []func(context.Context, *machineScope) (ctrl.Result, error){
 		r.waitForClusterInfrastructure,
 		r.reconcileHosting,
 		r.waitForBootstrapData,
+		r.persistFinalizer,
 		r.reconcileBootstrapSecret,
 		r.reconcileClaims,
 		r.reconcilePod,

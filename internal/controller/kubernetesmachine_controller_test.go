@@ -184,6 +184,10 @@ func TestWorkerPodIsRenderedAndProvisioned(t *testing.T) {
 	km := eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
 		g.Expect(km.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
 	})
+	// At most one write while it waits for the bootstrap data (created after
+	// the machine here), then one for the finalizer and provider ID, one when
+	// the Pod is created and one when it runs.
+	g.Expect(writes.of(client.ObjectKeyFromObject(tm.km))).To(BeNumerically("<=", 4), "management writes from creation to provisioned")
 	t.Logf("management writes for KubernetesMachine %s from creation to provisioned: %d", tm.km.Name, writes.of(client.ObjectKeyFromObject(tm.km)))
 	g.Expect(km.Spec.ProviderID).To(Equal("kubernetes://" + tc.namespace + "/" + pod.Name))
 	g.Expect(km.Status.Addresses).To(ConsistOf(
@@ -302,6 +306,47 @@ func TestPodLostAfterProvisioningIsReportedNotRecreated(t *testing.T) {
 	g.Consistently(func() bool {
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}))
 	}, 2*time.Second).Should(BeTrue(), "a lost node is not silently recreated")
+}
+
+// TestPodLostAfterMoveIsReportedNotRecreated: clusterctl move does not carry
+// status, so a moved machine whose Pod is gone tells it was provisioned by its
+// Machine's provider ID, which Cluster API copies only from a provisioned
+// machine.
+func TestPodLostAfterMoveIsReportedNotRecreated(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	tc := newTestCluster(t, g, newNamespace(t), "moved-lost", infrav1.KubernetesClusterSpec{})
+	tc.markInfrastructureProvisioned(g)
+	providerID := "kubernetes://" + tc.namespace + "/" + nodepod.PodName("moved-lost-md-0")
+	tm := newTestMachine(g, tc, "moved-lost-md-0", machineOptions{spec: infrav1.KubernetesMachineSpec{ProviderID: providerID}})
+	tm.machine.Spec.ProviderID = providerID
+	g.Expect(env.Client.Update(ctx, tm.machine)).To(Succeed())
+	tm.giveBootstrapData(g, "worker-join.yaml")
+
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		g.Expect(conditionOf(km.Status.Conditions, infrav1.KubernetesMachinePodProvisionedCondition).Reason).To(Equal(infrav1.KubernetesMachinePodLostReason))
+	})
+	g.Consistently(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, podKey(tc, tm.km.Name), &corev1.Pod{}))
+	}, 2*time.Second).Should(BeTrue(), "a lost node is not silently recreated")
+}
+
+// TestProviderIDAloneDoesNotMeanProvisioned: the provider ID is written with
+// the finalizer, before the Pod exists; a manager that stopped in between
+// creates the Pod when it comes back.
+func TestProviderIDAloneDoesNotMeanProvisioned(t *testing.T) {
+	g := NewWithT(t)
+	tc := newTestCluster(t, g, newNamespace(t), "early-id", infrav1.KubernetesClusterSpec{})
+	tc.markInfrastructureProvisioned(g)
+	providerID := "kubernetes://" + tc.namespace + "/" + nodepod.PodName("early-id-md-0")
+	tm := newTestMachine(g, tc, "early-id-md-0", machineOptions{bootstrapData: true, spec: infrav1.KubernetesMachineSpec{ProviderID: providerID}})
+
+	pod := eventuallyPod(g, env.Client, podKey(tc, tm.km.Name))
+	setPodRunning(g, env.Client, pod, true, time.Now())
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		g.Expect(km.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
+		g.Expect(km.Spec.ProviderID).To(Equal(providerID))
+	})
 }
 
 // TestForeignObjectWithTheBootstrapSecretsNameIsAConflict: the name the node's

@@ -289,7 +289,7 @@ func (r *KubernetesMachineReconciler) reconcilePod(ctx context.Context, s *machi
 		return ctrl.Result{}, nil
 	case !apierrors.IsNotFound(err):
 		return ctrl.Result{}, fmt.Errorf("reading Pod %s on %s: %w", klog.KObj(desired), s.hosting.Description, err)
-	case s.km.Spec.ProviderID != "" || ptr.Deref(s.km.Status.Initialization.Provisioned, false):
+	case podWasProvisioned(s):
 		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodLostReason,
 			fmt.Sprintf("Node Pod %s/%s disappeared after provisioning; it is not recreated (its disk is gone): remediate the Machine", desired.Namespace, desired.Name))
 		s.waiting = true
@@ -308,11 +308,19 @@ func (r *KubernetesMachineReconciler) reconcilePod(ctx context.Context, s *machi
 		}
 		return ctrl.Result{}, fmt.Errorf("creating Pod %s on %s: %w", klog.KObj(desired), s.hosting.Description, err)
 	}
-	r.Recorder.Eventf(s.km, nil, corev1.EventTypeNormal, "NodePodCreated", "Create", "Created node Pod %s/%s", desired.Namespace, desired.Name)
-	// The message pendingMessage gives a new Pod, so the next reconcile has nothing to write.
+	// No event: the condition says it, and a machine costs one write less. The message pendingMessage gives a new Pod, so the next reconcile has nothing to write.
 	setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodPendingReason, pendingMessage(desired))
 	s.waiting = true
 	return ctrl.Result{}, nil
+}
+
+// podWasProvisioned tells whether the machine's node Pod ran: its status says
+// so, or, after clusterctl move (which does not carry status), the Machine's
+// provider ID, which Cluster API copies only from a provisioned machine. The
+// KubernetesMachine's own provider ID does not tell: it is set before the Pod
+// is created.
+func podWasProvisioned(s *machineScope) bool {
+	return ptr.Deref(s.km.Status.Initialization.Provisioned, false) || s.machine.Spec.ProviderID != ""
 }
 
 // reconcileProvisioned sets providerID, addresses and provisioned once the node

@@ -84,7 +84,7 @@ func setupControllers(mgr ctrl.Manager) error {
 		return err
 	}
 	return (&infracontroller.KubernetesMachineReconciler{
-		Client: countingClient, Hosting: registry, Recorder: recorder,
+		Client: countingClient, APIReader: mgr.GetAPIReader(), Hosting: registry, Recorder: recorder,
 	}).SetupWithManager(ctx, mgr, options)
 }
 
