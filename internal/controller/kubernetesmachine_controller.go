@@ -61,7 +61,7 @@ type machineScope struct {
 	km *infrav1.KubernetesMachine
 	// base is km as stored: what the write at the end of the reconcile
 	// compares with.
-	base *infrav1.KubernetesMachine
+	base    *infrav1.KubernetesMachine
 	machine *clusterv1.Machine
 	cluster *clusterv1.Cluster
 	kc      *infrav1.KubernetesCluster
