@@ -45,6 +45,7 @@ var (
 	remote     *envtest.HostingCluster
 	namespaces atomic.Int32
 	writes     = &writeCounter{}
+	testLogs   = &logBuffer{}
 )
 
 func TestMain(m *testing.M) {
@@ -59,7 +60,7 @@ func run(m *testing.M) (int, error) {
 	if remote, err = envtest.StartHostingCluster(); err != nil {
 		return 0, err
 	}
-	env, err = envtest.Start(envtest.Options{ClusterAPICRDs: true, Setup: setupControllers})
+	env, err = envtest.Start(envtest.Options{ClusterAPICRDs: true, Setup: setupControllers, LogOutput: testLogs})
 	if err != nil {
 		return 0, errors.Join(err, remote.Stop())
 	}

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -35,6 +36,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -81,6 +83,9 @@ type Options struct {
 	ClusterAPIWebhooks bool
 	// Setup registers controllers with the manager before it starts.
 	Setup func(ctrl.Manager) error
+	// LogOutput receives the controllers' logs at every verbosity, for tests
+	// that check what the logs must never hold.
+	LogOutput io.Writer
 }
 
 // RepositoryRoot is the root of this repository.
@@ -105,7 +110,7 @@ func NewScheme() (*kruntime.Scheme, error) {
 
 // Start starts the API server and the manager; Stop ends both.
 func Start(opts Options) (*Environment, error) {
-	setLogger()
+	setLogger(opts.LogOutput)
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run the tests with 'make test', which builds etcd and kube-apiserver and sets it")
 	}
@@ -187,14 +192,21 @@ func (e *Environment) startManager(opts Options) error {
 	return waitForTLS(ctx, address)
 }
 
-// setLogger sends controller logs to stderr when CAPK_TEST_LOG is set, and
-// nowhere otherwise.
-func setLogger() {
+// setLogger sends controller logs to output, at every verbosity, and to
+// stderr when CAPK_TEST_LOG is set; nowhere otherwise.
+func setLogger(output io.Writer) {
+	var writers []io.Writer
+	if output != nil {
+		writers = append(writers, output)
+	}
 	if os.Getenv("CAPK_TEST_LOG") != "" {
-		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
+		writers = append(writers, os.Stderr)
+	}
+	if len(writers) == 0 {
+		ctrl.SetLogger(logr.Discard())
 		return
 	}
-	ctrl.SetLogger(logr.Discard())
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.MultiWriter(writers...)), zap.UseDevMode(true), zap.Level(zapcore.Level(-10))))
 }
 
 // clusterAPICRDs are the CRDs of Cluster API core, the kubeadm bootstrap and the
