@@ -106,6 +106,12 @@ fuzz: ## Run every fuzz target for FUZZTIME (plain go test runs only their seeds
 			-fuzzminimizetime 1s -parallel 1 || exit 1; \
 	done
 
+.PHONY: bench
+bench: build ## Scale benchmark (not part of make test): 1,000 machines across 100 clusters on a real API server; writes out/bench-results.json
+	@# Sizes and timings: BENCH_CLUSTERS, BENCH_MACHINES_PER_CLUSTER, BENCH_STEADY_SECONDS, BENCH_MANAGER_ARGS,
+	@# BENCH_OUTPUT and more (docs/performance.md); BENCH_ARGS adds go test flags.
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh etcd kube-apiserver)" go test -tags bench ./test/bench -run '^$$' -bench BenchmarkScale -benchtime 1x -timeout 60m -v $(BENCH_ARGS)
+
 .PHONY: test-clusterctl
 test-clusterctl: release-manifests ## Run only the clusterctl tests (generate every flavor, apply to a real API server).
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh etcd kube-apiserver)" \

@@ -1,0 +1,127 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bench
+
+import (
+	"time"
+)
+
+// Observations are what one run measured; Figures derives the results.
+type Observations struct {
+	Clusters, MachinesPerCluster int
+	ManagerUser                  string
+	ManagerArgs                  []string
+	Notes                        []string
+
+	RawPods     int
+	RawDuration time.Duration
+
+	// Provisioning runs from the first machine created to the last one seen
+	// provisioned; ProvisioningTail then runs to the steady state, for the
+	// requests and reconciles provisioning still caused.
+	Provisioning, ProvisioningTail Window
+	Latencies                      []time.Duration
+	// Reconciles are the manager's KubernetesMachine reconciles, counted at
+	// the start of Provisioning and at the end of ProvisioningTail.
+	ReconcilesBefore, ReconcilesAfter float64
+
+	Steady Window
+
+	// Deletion runs from the first delete to the last KubernetesMachine gone;
+	// DeletionTail adds the seconds after it.
+	Deletion, DeletionTail                        Window
+	LeftoverPods, LeftoverSecrets, LeftoverClaims int
+
+	// ManagerCPU is the manager's CPU time at the start of provisioning, at
+	// the start and end of the steady state, and at the end of the run.
+	CPUProvisioningStart, CPUSteadyStart, CPUSteadyEnd, CPUEnd time.Duration
+	PeakRSSBytes                                               int64
+
+	Requests []Request
+}
+
+// Machines is the number of machines of the run.
+func (o *Observations) Machines() int { return o.Clusters * o.MachinesPerCluster }
+
+// Figures computes the results and evaluates the targets.
+func (o *Observations) Figures(host Host) Figures {
+	f := Figures{
+		Host: host, Clusters: o.Clusters, MachinesPerCluster: o.MachinesPerCluster, Machines: o.Machines(),
+		ManagerArgs: o.ManagerArgs, Notes: o.Notes,
+		RawPodCreatesPerSecond: PerSecond(float64(o.RawPods), o.RawDuration),
+		Provisioning:           o.provisioning(),
+		SteadyState:            o.steadyState(),
+		Deletion:               o.deletion(),
+		Manager: ManagerUsage{
+			PeakRSSMiB: float64(o.PeakRSSBytes) / (1 << 20),
+			CPUSeconds: o.CPUEnd.Seconds(),
+		},
+	}
+	p := &f.Provisioning
+	p.WriteRateRatio = Ratio(p.ManagerWritesPerSecond, f.RawPodCreatesPerSecond)
+	p.Utilisation = Ratio(p.MachinesPerSecond*p.WritesPerMachine, f.RawPodCreatesPerSecond)
+	f.EvaluateTargets()
+	return f
+}
+
+func (o *Observations) provisioning() Provisioning {
+	n := o.Machines()
+	timed := CountRequests(o.Requests, o.ManagerUser, o.Provisioning)
+	all := Window{From: o.Provisioning.From, To: o.ProvisioningTail.To}
+	tally := CountRequests(o.Requests, o.ManagerUser, all)
+	return Provisioning{
+		Seconds:                o.Provisioning.Duration().Seconds(),
+		MachinesPerSecond:      PerSecond(float64(n), o.Provisioning.Duration()),
+		ManagerWritesPerSecond: PerSecond(float64(timed.Class(ClassWrite)), o.Provisioning.Duration()),
+		LatencyP50Seconds:      Percentile(o.Latencies, 50).Seconds(),
+		LatencyP99Seconds:      Percentile(o.Latencies, 99).Seconds(),
+		LatencyMaxSeconds:      Percentile(o.Latencies, 100).Seconds(),
+		WritesPerMachine:       Ratio(float64(tally.Class(ClassWrite)), float64(n)),
+		ReadsPerMachine:        Ratio(float64(tally.Class(ClassRead)), float64(n)),
+		ConflictsPerMachine:    Ratio(float64(CountConflicts(o.Requests, o.ManagerUser, all)), float64(n)),
+		RequestsPerMachine:     PerMachine(tally, n),
+		ReconcilesPerMachine:   Ratio(o.ReconcilesAfter-o.ReconcilesBefore, float64(n)),
+		ManagerCPUSeconds:      (o.CPUSteadyStart - o.CPUProvisioningStart).Seconds(),
+	}
+}
+
+func (o *Observations) steadyState() SteadyState {
+	tally := CountRequests(o.Requests, o.ManagerUser, o.Steady)
+	minutes := o.Steady.Duration().Minutes()
+	nonLease := tally.Total() - tally.Class(ClassLease)
+	return SteadyState{
+		Seconds:                o.Steady.Duration().Seconds(),
+		RequestsPerMinute:      Ratio(float64(nonLease), minutes),
+		LeaseRequestsPerMinute: Ratio(float64(tally.Class(ClassLease)), minutes),
+		Requests:               tally,
+		ManagerCPUSeconds:      (o.CPUSteadyEnd - o.CPUSteadyStart).Seconds(),
+	}
+}
+
+func (o *Observations) deletion() Deletion {
+	n := o.Machines()
+	tally := CountRequests(o.Requests, o.ManagerUser, Window{From: o.Deletion.From, To: o.DeletionTail.To})
+	return Deletion{
+		Seconds:            o.Deletion.Duration().Seconds(),
+		MachinesPerSecond:  PerSecond(float64(n), o.Deletion.Duration()),
+		WritesPerMachine:   Ratio(float64(tally.Class(ClassWrite)), float64(n)),
+		RequestsPerMachine: PerMachine(tally, n),
+		LeftoverPods:       o.LeftoverPods,
+		LeftoverSecrets:    o.LeftoverSecrets,
+		LeftoverClaims:     o.LeftoverClaims,
+	}
+}

@@ -1,0 +1,171 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Figures are the results of one run, as printed and as written to JSON.
+type Figures struct {
+	Host               Host     `json:"host"`
+	Clusters           int      `json:"clusters"`
+	MachinesPerCluster int      `json:"machinesPerCluster"`
+	Machines           int      `json:"machines"`
+	ManagerArgs        []string `json:"managerArgs"`
+	// Notes say how the run differed from a production install.
+	Notes []string `json:"notes,omitempty"`
+	// RawPodCreatesPerSecond is the rate a plain client creates simple Pods at:
+	// what the API server allows, the limit the controller can approach.
+	RawPodCreatesPerSecond float64      `json:"rawPodCreatesPerSecond"`
+	Provisioning           Provisioning `json:"provisioning"`
+	SteadyState            SteadyState  `json:"steadyState"`
+	Deletion               Deletion     `json:"deletion"`
+	Manager                ManagerUsage `json:"manager"`
+	Targets                []Target     `json:"targets"`
+}
+
+// Host is the machine the benchmark ran on.
+type Host struct {
+	CPUs      int     `json:"cpus"`
+	MemoryGiB float64 `json:"memoryGiB"`
+	OS        string  `json:"os"`
+	Arch      string  `json:"arch"`
+	GoVersion string  `json:"goVersion"`
+	// LoadAtStart and LoadAtEnd are the 1-minute load averages when the run
+	// started and ended: other work on the machine skews every figure.
+	LoadAtStart float64 `json:"loadAtStart"`
+	LoadAtEnd   float64 `json:"loadAtEnd"`
+}
+
+// Provisioning covers the machines from the first created to the last
+// provisioned (rates), and to the start of the steady state (per machine).
+type Provisioning struct {
+	Seconds           float64 `json:"seconds"`
+	MachinesPerSecond float64 `json:"machinesPerSecond"`
+	// ManagerWritesPerSecond are the manager's writes in the timed window.
+	ManagerWritesPerSecond float64 `json:"managerWritesPerSecond"`
+	// WriteRateRatio is ManagerWritesPerSecond over the raw Pod create rate.
+	WriteRateRatio float64 `json:"writeRateRatio"`
+	// Utilisation is machines/s × writes/machine over the raw Pod create rate.
+	Utilisation       float64 `json:"utilisation"`
+	LatencyP50Seconds float64 `json:"latencyP50Seconds"`
+	LatencyP99Seconds float64 `json:"latencyP99Seconds"`
+	LatencyMaxSeconds float64 `json:"latencyMaxSeconds"`
+	WritesPerMachine  float64 `json:"writesPerMachine"`
+	ReadsPerMachine   float64 `json:"readsPerMachine"`
+	// ConflictsPerMachine are the manager's requests answered 409 Conflict.
+	ConflictsPerMachine float64 `json:"conflictsPerMachine"`
+	// RequestsPerMachine are the manager's requests by "verb resource".
+	RequestsPerMachine   map[string]float64 `json:"requestsPerMachine"`
+	ReconcilesPerMachine float64            `json:"reconcilesPerMachine"`
+	ManagerCPUSeconds    float64            `json:"managerCPUSeconds"`
+}
+
+// SteadyState is a window after provisioning in which nothing changes.
+type SteadyState struct {
+	Seconds float64 `json:"seconds"`
+	// RequestsPerMinute are the manager's requests other than leases.
+	RequestsPerMinute      float64        `json:"requestsPerMinute"`
+	LeaseRequestsPerMinute float64        `json:"leaseRequestsPerMinute"`
+	Requests               map[string]int `json:"requests"`
+	ManagerCPUSeconds      float64        `json:"managerCPUSeconds"`
+}
+
+// Deletion covers deleting every machine until the last KubernetesMachine is gone.
+type Deletion struct {
+	Seconds            float64            `json:"seconds"`
+	MachinesPerSecond  float64            `json:"machinesPerSecond"`
+	WritesPerMachine   float64            `json:"writesPerMachine"`
+	RequestsPerMachine map[string]float64 `json:"requestsPerMachine"`
+	LeftoverPods       int                `json:"leftoverPods"`
+	LeftoverSecrets    int                `json:"leftoverSecrets"`
+	LeftoverClaims     int                `json:"leftoverClaims"`
+}
+
+// ManagerUsage is what the manager process used over the whole run.
+type ManagerUsage struct {
+	PeakRSSMiB float64 `json:"peakRSSMiB"`
+	CPUSeconds float64 `json:"cpuSeconds"`
+}
+
+// Target is a performance goal: reported, never failing the benchmark.
+type Target struct {
+	Name   string  `json:"name"`
+	Value  float64 `json:"value"`
+	Limit  float64 `json:"limit"`
+	AtMost bool    `json:"atMost"` // the value must not exceed the limit; else reach it
+	Pass   bool    `json:"pass"`
+}
+
+// Performance targets.
+const (
+	MaxWritesPerMachine = 5
+	MaxPeakRSSMiB       = 150
+	MinUtilisation      = 0.5
+	// MaxSteadyRequestsPerMinute is "near zero": informers re-open each watch
+	// every 5 to 10 minutes, so a minute may hold a watch or two.
+	MaxSteadyRequestsPerMinute = 2
+)
+
+// EvaluateTargets sets f.Targets from the other figures.
+func (f *Figures) EvaluateTargets() {
+	f.Targets = []Target{
+		newTarget("manager writes per machine", f.Provisioning.WritesPerMachine, MaxWritesPerMachine, true),
+		newTarget("manager peak RSS (MiB)", f.Manager.PeakRSSMiB, MaxPeakRSSMiB, true),
+		newTarget("utilisation of the raw create rate", f.Provisioning.Utilisation, MinUtilisation, false),
+		newTarget("steady-state non-lease requests/min", f.SteadyState.RequestsPerMinute, MaxSteadyRequestsPerMinute, true),
+	}
+}
+
+func newTarget(name string, value, limit float64, atMost bool) Target {
+	pass := value >= limit
+	if atMost {
+		pass = value <= limit
+	}
+	return Target{Name: name, Value: value, Limit: limit, AtMost: atMost, Pass: pass}
+}
+
+// String is the target as a table cell: PASS or MISS and the goal.
+func (t Target) String() string {
+	verdict, relation := "MISS", ">="
+	if t.Pass {
+		verdict = "PASS"
+	}
+	if t.AtMost {
+		relation = "<="
+	}
+	return fmt.Sprintf("%s (%s %g)", verdict, relation, t.Limit)
+}
+
+// WriteJSON writes the figures to path, creating its folder.
+func (f *Figures) WriteJSON(path string) error {
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("creating the folder of %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil { //nolint:gosec // results, not secrets
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

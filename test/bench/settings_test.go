@@ -1,0 +1,76 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bench
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(values map[string]string) func(string) string {
+	return func(name string) string { return values[name] }
+}
+
+func TestSettingsDefaults(t *testing.T) {
+	s, err := SettingsFromEnv(env(nil), "/repo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Clusters != 100 || s.MachinesPerCluster != 10 || s.Machines() != 1000 || s.Namespaces != 10 {
+		t.Errorf("got %d clusters x %d in %d namespaces, want 100 x 10 in 10", s.Clusters, s.MachinesPerCluster, s.Namespaces)
+	}
+	if s.Steady != time.Minute || s.Settle != 20*time.Second || s.RawPods != 1000 || s.RawWorkers != 32 {
+		t.Errorf("unexpected defaults %+v", s)
+	}
+	if s.Output != "/repo/out/bench-results.json" || s.Manager != "/repo/bin/manager" || len(s.ManagerArgs) != 0 {
+		t.Errorf("unexpected paths or arguments %+v", s)
+	}
+}
+
+func TestSettingsFromVariables(t *testing.T) {
+	s, err := SettingsFromEnv(env(map[string]string{
+		"BENCH_CLUSTERS": "3", "BENCH_MACHINES_PER_CLUSTER": " 5 ", "BENCH_STEADY_SECONDS": "10",
+		"BENCH_SETTLE_SECONDS": "0", "BENCH_OUTPUT": "/tmp/r.json",
+		"BENCH_MANAGER_ARGS": "--kube-api-qps=300  --concurrency=20",
+	}), "/repo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Machines() != 15 || s.Namespaces != 3 {
+		t.Errorf("got %d machines in %d namespaces, want 15 in 3 (no more namespaces than clusters)", s.Machines(), s.Namespaces)
+	}
+	if s.Steady != 10*time.Second || s.Settle != 0 || s.Output != "/tmp/r.json" {
+		t.Errorf("unexpected settings %+v", s)
+	}
+	if !slices.Equal(s.ManagerArgs, []string{"--kube-api-qps=300", "--concurrency=20"}) {
+		t.Errorf("manager args %q", s.ManagerArgs)
+	}
+}
+
+func TestSettingsRejectBadValues(t *testing.T) {
+	_, err := SettingsFromEnv(env(map[string]string{"BENCH_CLUSTERS": "ten", "BENCH_STEADY_SECONDS": "0"}), "/repo")
+	if err == nil {
+		t.Fatal("no error for BENCH_CLUSTERS=ten")
+	}
+	for _, want := range []string{"BENCH_CLUSTERS=\"ten\"", "BENCH_STEADY_SECONDS=0 is below the minimum 1"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bench
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// row is one line of the printed table.
+type row struct {
+	figure, value, target string
+}
+
+// PrintTable writes the figures as aligned tables: the main figures with their
+// targets, then the manager's requests per machine.
+func (f *Figures) PrintTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Scale benchmark: %d clusters x %d machines = %d machines on %d CPUs, %.1f GiB RAM (%s/%s, %s)\n",
+		f.Clusters, f.MachinesPerCluster, f.Machines, f.Host.CPUs, f.Host.MemoryGiB, f.Host.OS, f.Host.Arch, f.Host.GoVersion)
+	fmt.Fprintf(tw, "1-minute load average: %.2f at the start, %.2f at the end\n", f.Host.LoadAtStart, f.Host.LoadAtEnd)
+	if len(f.ManagerArgs) > 0 {
+		fmt.Fprintf(tw, "manager flags: %s\n", strings.Join(f.ManagerArgs, " "))
+	}
+	for _, note := range f.Notes {
+		fmt.Fprintf(tw, "note: %s\n", note)
+	}
+	fmt.Fprintln(tw, "FIGURE\tVALUE\tTARGET")
+	for _, r := range f.rows() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.figure, r.value, r.target)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "MANAGER REQUESTS PER MACHINE\tPROVISIONING\tDELETION")
+	for _, key := range requestKeys(f.Provisioning.RequestsPerMachine, f.Deletion.RequestsPerMachine) {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\n", key, f.Provisioning.RequestsPerMachine[key], f.Deletion.RequestsPerMachine[key])
+	}
+	if len(f.SteadyState.Requests) > 0 {
+		fmt.Fprintln(tw)
+		fmt.Fprintf(tw, "MANAGER REQUESTS IN THE STEADY STATE (%.0f s)\tCOUNT\t\n", f.SteadyState.Seconds)
+		for _, key := range Tally(f.SteadyState.Requests).Keys() {
+			fmt.Fprintf(tw, "%s\t%d\t\n", key, f.SteadyState.Requests[key])
+		}
+	}
+	return tw.Flush()
+}
+
+// rows are the main figures, with the verdicts of their targets.
+func (f *Figures) rows() []row {
+	target := map[string]string{}
+	for _, t := range f.Targets {
+		target[t.Name] = t.String()
+	}
+	p, s, d := f.Provisioning, f.SteadyState, f.Deletion
+	return []row{
+		{"raw Pod creates/s (plain client, 32 workers)", fmt.Sprintf("%.1f", f.RawPodCreatesPerSecond), ""},
+		{"provisioning time (s)", fmt.Sprintf("%.1f", p.Seconds), ""},
+		{"machines provisioned/s", fmt.Sprintf("%.2f", p.MachinesPerSecond), ""},
+		{"manager writes/s during provisioning", fmt.Sprintf("%.1f", p.ManagerWritesPerSecond), ""},
+		{"  ratio to raw Pod creates/s", fmt.Sprintf("%.2f", p.WriteRateRatio), ""},
+		{"utilisation of the raw create rate", fmt.Sprintf("%.2f", p.Utilisation), target["utilisation of the raw create rate"]},
+		{"latency bootstrap ready -> provisioned p50 (s)", fmt.Sprintf("%.2f", p.LatencyP50Seconds), ""},
+		{"latency bootstrap ready -> provisioned p99 (s)", fmt.Sprintf("%.2f", p.LatencyP99Seconds), ""},
+		{"latency bootstrap ready -> provisioned max (s)", fmt.Sprintf("%.2f", p.LatencyMaxSeconds), ""},
+		{"manager writes per machine", fmt.Sprintf("%.2f", p.WritesPerMachine), target["manager writes per machine"]},
+		{"manager reads per machine", fmt.Sprintf("%.2f", p.ReadsPerMachine), ""},
+		{"manager 409 conflicts per machine", fmt.Sprintf("%.2f", p.ConflictsPerMachine), ""},
+		{"reconciles per machine", fmt.Sprintf("%.2f", p.ReconcilesPerMachine), ""},
+		{"manager CPU during provisioning (s)", fmt.Sprintf("%.1f", p.ManagerCPUSeconds), ""},
+		{"steady-state non-lease requests/min", fmt.Sprintf("%.1f", s.RequestsPerMinute), target["steady-state non-lease requests/min"]},
+		{"steady-state lease requests/min", fmt.Sprintf("%.1f", s.LeaseRequestsPerMinute), ""},
+		{"steady-state manager CPU (s)", fmt.Sprintf("%.2f", s.ManagerCPUSeconds), ""},
+		{"deletion time (s)", fmt.Sprintf("%.1f", d.Seconds), ""},
+		{"machines deleted/s", fmt.Sprintf("%.2f", d.MachinesPerSecond), ""},
+		{"manager writes per deleted machine", fmt.Sprintf("%.2f", d.WritesPerMachine), ""},
+		{"leftover node Pods / bootstrap Secrets / claims", fmt.Sprintf("%d / %d / %d", d.LeftoverPods, d.LeftoverSecrets, d.LeftoverClaims), "0 / 0 / 0"},
+		{"manager peak RSS (MiB)", fmt.Sprintf("%.1f", f.Manager.PeakRSSMiB), target["manager peak RSS (MiB)"]},
+		{"manager CPU, whole run (s)", fmt.Sprintf("%.1f", f.Manager.CPUSeconds), ""},
+	}
+}
+
+// requestKeys are the keys of both maps, grouped by class (writes first), then
+// by name.
+func requestKeys(a, b map[string]float64) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for key := range b {
+		if _, ok := a[key]; !ok {
+			keys = append(keys, key)
+		}
+	}
+	order := map[string]int{ClassWrite: 0, ClassRead: 1, ClassLease: 2, ClassAuth: 3}
+	slices.SortFunc(keys, func(x, y string) int {
+		if cx, cy := order[ClassOf(x)], order[ClassOf(y)]; cx != cy {
+			return cx - cy
+		}
+		return strings.Compare(x, y)
+	})
+	return keys
+}
+
+// PerMachine divides each count of the tally by machines.
+func PerMachine(t Tally, machines int) map[string]float64 {
+	perMachine := make(map[string]float64, len(t))
+	for key, count := range t {
+		perMachine[key] = Ratio(float64(count), float64(machines))
+	}
+	return perMachine
+}
