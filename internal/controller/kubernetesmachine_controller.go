@@ -22,6 +22,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
@@ -33,7 +35,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -88,6 +92,8 @@ func (r *KubernetesMachineReconciler) SetupWithManager(ctx context.Context, mgr 
 			handler.EnqueueRequestsFromMapFunc(util.MachineToInfrastructureMapFunc(infrav1.GroupVersion.WithKind("KubernetesMachine")))).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToKubernetesMachines),
 			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log))).
+		Watches(&infrav1.KubernetesCluster{}, handler.EnqueueRequestsFromMapFunc(r.kubernetesClusterToKubernetesMachines),
+			builder.WithPredicates(hostingReachabilityChanged())).
 		Watches(&corev1.Pod{}, podToMachine).
 		Watches(&corev1.Secret{}, podToMachine).
 		Watches(&corev1.PersistentVolumeClaim{}, podToMachine).
@@ -117,6 +123,39 @@ func podToKubernetesMachine(_ context.Context, obj client.Object) []reconcile.Re
 
 func (r *KubernetesMachineReconciler) clusterToKubernetesMachines(ctx context.Context, obj client.Object) []reconcile.Request {
 	return requestsForClusterLabel(ctx, r.Client, &infrav1.KubernetesMachineList{}, obj.GetNamespace(), obj.GetName())
+}
+
+// kubernetesClusterToKubernetesMachines wakes a cluster's machines: they retry
+// at once when their hosting cluster is back, instead of after their backoff.
+func (r *KubernetesMachineReconciler) kubernetesClusterToKubernetesMachines(ctx context.Context, obj client.Object) []reconcile.Request {
+	kc, ok := obj.(*infrav1.KubernetesCluster)
+	if !ok {
+		return nil
+	}
+	return requestsForClusterLabel(ctx, r.Client, &infrav1.KubernetesMachineList{}, kc.Namespace, clusterNameOf(kc))
+}
+
+// hostingReachabilityChanged passes the KubernetesCluster updates that change
+// whether its hosting cluster is reachable.
+func hostingReachabilityChanged() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			reachable := func(obj client.Object) metav1.ConditionStatus {
+				kc, ok := obj.(*infrav1.KubernetesCluster)
+				if !ok {
+					return ""
+				}
+				if c := meta.FindStatusCondition(kc.Status.Conditions, infrav1.KubernetesClusterHostingClusterReachableCondition); c != nil {
+					return c.Status
+				}
+				return ""
+			}
+			return reachable(e.ObjectOld) != reachable(e.ObjectNew)
+		},
+	}
 }
 
 // Reconcile brings one KubernetesMachine closer to its desired state.

@@ -61,14 +61,15 @@ func (l *logBuffer) String() string {
 // TestNoSecretInLogsEventsOrConditions drives machines on a remote hosting
 // cluster (reached through a kubeconfig Secret) through creation, a bootstrap
 // that succeeds, one that fails, and deletion, then searches every log line
-// the controllers wrote (at any verbosity), every event on both clusters and
+// the controllers wrote (up to verbosity 7: from 8 on client-go dumps request
+// bodies, see envtest.Options.LogOutput), every event on both clusters and
 // every condition for the bootstrap tokens, CA keys and kubeconfig credentials
 // they handled. It also checks what a node Pod is given: no service-account
 // token, its bootstrap Secret readable by root only, and that Secret deleted
 // with the machine.
 func TestNoSecretInLogsEventsOrConditions(t *testing.T) {
 	g := NewWithT(t)
-	tc, hostingNamespace := newRemoteTestCluster(t, g, "secrets")
+	tc, hostingNamespace := newRemoteTestCluster(t, g, "secrets", remote.Kubeconfig)
 	tc.markInfrastructureProvisioned(g)
 	worker := newTestMachine(g, tc, "secrets-md-0", machineOptions{})
 	worker.giveBootstrapData(g, "worker-join.yaml")
@@ -110,15 +111,15 @@ func TestNoSecretInLogsEventsOrConditions(t *testing.T) {
 }
 
 // newRemoteTestCluster is a test cluster whose node Pods run on the remote
-// hosting cluster, reached through a kubeconfig Secret.
-func newRemoteTestCluster(t *testing.T, g Gomega, name string) (*testCluster, string) {
+// hosting cluster, reached through a kubeconfig Secret named "hosting".
+func newRemoteTestCluster(t *testing.T, g Gomega, name string, kubeconfig []byte) (*testCluster, string) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	hostingNamespace := "remote-" + ns
 	g.Expect(remote.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostingNamespace}})).To(Succeed())
 	g.Expect(env.Client.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hosting"},
-		Data:       map[string][]byte{"value": remote.Kubeconfig},
+		Data:       map[string][]byte{"value": kubeconfig},
 	})).To(Succeed())
 	tc := newTestCluster(t, g, ns, name, infrav1.KubernetesClusterSpec{
 		HostingCluster: &infrav1.HostingClusterReference{SecretName: "hosting", Namespace: hostingNamespace},

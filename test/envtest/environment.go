@@ -83,8 +83,10 @@ type Options struct {
 	ClusterAPIWebhooks bool
 	// Setup registers controllers with the manager before it starts.
 	Setup func(ctrl.Manager) error
-	// LogOutput receives the controllers' logs at every verbosity, for tests
-	// that check what the logs must never hold.
+	// LogOutput receives the controllers' logs up to verbosity 7, for tests
+	// that check what the logs must never hold. From 8 on, client-go dumps
+	// request and response bodies, Secrets included, as it does in every
+	// controller: that level is for debugging a test cluster only.
 	LogOutput io.Writer
 }
 
@@ -192,7 +194,7 @@ func (e *Environment) startManager(opts Options) error {
 	return waitForTLS(ctx, address)
 }
 
-// setLogger sends controller logs to output, at every verbosity, and to
+// setLogger sends controller logs to output, up to verbosity 7, and to
 // stderr when CAPK_TEST_LOG is set; nowhere otherwise.
 func setLogger(output io.Writer) {
 	var writers []io.Writer
@@ -206,7 +208,7 @@ func setLogger(output io.Writer) {
 		ctrl.SetLogger(logr.Discard())
 		return
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(io.MultiWriter(writers...)), zap.UseDevMode(true), zap.Level(zapcore.Level(-10))))
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.MultiWriter(writers...)), zap.UseDevMode(true), zap.Level(zapcore.Level(-7))))
 }
 
 // clusterAPICRDs are the CRDs of Cluster API core, the kubeadm bootstrap and the

@@ -19,6 +19,7 @@ package envtest
 import (
 	"errors"
 	"fmt"
+	"net/url"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -57,6 +58,36 @@ func StartHostingCluster(crdPaths ...string) (*HostingCluster, error) {
 		return nil, errors.Join(err, env.Stop())
 	}
 	return &HostingCluster{Client: c, Config: config, Kubeconfig: kubeconfig, env: env}, nil
+}
+
+// KubeconfigThrough is a kubeconfig that reaches the hosting cluster through
+// proxy, with the credentials of config (the cluster's own when nil).
+func (h *HostingCluster) KubeconfigThrough(proxy *Proxy, config *rest.Config) ([]byte, error) {
+	if config == nil {
+		config = h.Config
+	}
+	through := rest.CopyConfig(config)
+	through.Host = "https://" + proxy.Address()
+	return KubeconfigFor(through, "")
+}
+
+// APIServerAddress is the host:port of the hosting cluster's API server.
+func (h *HostingCluster) APIServerAddress() (string, error) {
+	u, err := url.Parse(h.Config.Host)
+	if err != nil {
+		return "", err
+	}
+	return u.Host, nil
+}
+
+// AddUser gives the hosting cluster a new administrator and returns its
+// credentials: a new valid credential to rotate a kubeconfig to.
+func (h *HostingCluster) AddUser(name string) (*rest.Config, error) {
+	user, err := h.env.AddUser(crenvtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return user.Config(), nil
 }
 
 // Stop stops the hosting cluster's API server and etcd.
