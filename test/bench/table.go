@@ -34,32 +34,47 @@ type row struct {
 // targets, then the manager's requests per machine.
 func (f *Figures) PrintTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Scale benchmark: %d clusters x %d machines = %d machines on %d CPUs, %.1f GiB RAM (%s/%s, %s)\n",
+	out := &lineWriter{w: tw}
+	out.printf("Scale benchmark: %d clusters x %d machines = %d machines on %d CPUs, %.1f GiB RAM (%s/%s, %s)\n",
 		f.Clusters, f.MachinesPerCluster, f.Machines, f.Host.CPUs, f.Host.MemoryGiB, f.Host.OS, f.Host.Arch, f.Host.GoVersion)
-	fmt.Fprintf(tw, "1-minute load average: %.2f at the start, %.2f at the end\n", f.Host.LoadAtStart, f.Host.LoadAtEnd)
+	out.printf("1-minute load average: %.2f at the start, %.2f at the end\n", f.Host.LoadAtStart, f.Host.LoadAtEnd)
 	if len(f.ManagerArgs) > 0 {
-		fmt.Fprintf(tw, "manager flags: %s\n", strings.Join(f.ManagerArgs, " "))
+		out.printf("manager flags: %s\n", strings.Join(f.ManagerArgs, " "))
 	}
 	for _, note := range f.Notes {
-		fmt.Fprintf(tw, "note: %s\n", note)
+		out.printf("note: %s\n", note)
 	}
-	fmt.Fprintln(tw, "FIGURE\tVALUE\tTARGET")
+	out.printf("FIGURE\tVALUE\tTARGET\n")
 	for _, r := range f.rows() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.figure, r.value, r.target)
+		out.printf("%s\t%s\t%s\n", r.figure, r.value, r.target)
 	}
-	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "MANAGER REQUESTS PER MACHINE\tPROVISIONING\tDELETION")
+	out.printf("\nMANAGER REQUESTS PER MACHINE\tPROVISIONING\tDELETION\n")
 	for _, key := range requestKeys(f.Provisioning.RequestsPerMachine, f.Deletion.RequestsPerMachine) {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\n", key, f.Provisioning.RequestsPerMachine[key], f.Deletion.RequestsPerMachine[key])
+		out.printf("%s\t%.2f\t%.2f\n", key, f.Provisioning.RequestsPerMachine[key], f.Deletion.RequestsPerMachine[key])
 	}
 	if len(f.SteadyState.Requests) > 0 {
-		fmt.Fprintln(tw)
-		fmt.Fprintf(tw, "MANAGER REQUESTS IN THE STEADY STATE (%.0f s)\tCOUNT\t\n", f.SteadyState.Seconds)
+		out.printf("\nMANAGER REQUESTS IN THE STEADY STATE (%.0f s)\tCOUNT\t\n", f.SteadyState.Seconds)
 		for _, key := range Tally(f.SteadyState.Requests).Keys() {
-			fmt.Fprintf(tw, "%s\t%d\t\n", key, f.SteadyState.Requests[key])
+			out.printf("%s\t%d\t\n", key, f.SteadyState.Requests[key])
 		}
 	}
+	if out.err != nil {
+		return out.err
+	}
 	return tw.Flush()
+}
+
+// lineWriter keeps the first write error, so a table is written without an
+// error check per line.
+type lineWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (l *lineWriter) printf(format string, args ...any) {
+	if l.err == nil {
+		_, l.err = fmt.Fprintf(l.w, format, args...)
+	}
 }
 
 // rows are the main figures, with the verdicts of their targets.
