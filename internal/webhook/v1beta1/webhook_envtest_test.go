@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -52,6 +53,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if code == 0 {
+		if err := checkRejectionDocs(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
 	if err := env.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
@@ -66,6 +73,11 @@ func newNamespace(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return ns.Name
+}
+
+// kindOf names an object's kind from its Go type.
+func kindOf(obj client.Object) string {
+	return reflect.TypeOf(obj).Elem().Name()
 }
 
 func validMachine(namespace, name string) *infrav1.KubernetesMachine {
@@ -188,6 +200,7 @@ func TestInvalidObjectsAreRejectedWithTheFieldPath(t *testing.T) {
 			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
 			g.Expect(err.Error()).To(ContainSubstring(tt.wantPath))
 			g.Expect(err.Error()).To(ContainSubstring(tt.wantWhy))
+			recordRejection(kindOf(tt.object), tt.name, err)
 		})
 	}
 }
@@ -220,6 +233,7 @@ func TestMachineSpecIsImmutableExceptProviderIDSetOnce(t *testing.T) {
 	g.Expect(err.Error()).To(ContainSubstring("spec: Forbidden: is immutable"))
 	g.Expect(err.Error()).To(ContainSubstring(`-`), "the message shows the diff")
 	g.Expect(err.Error()).To(ContainSubstring(`kindest/node:v1.35.0`))
+	recordRejection("KubernetesMachine", "spec changed after creation", err)
 
 	machine.Spec.ProviderID = "kubernetes://" + machine.Namespace + "/immutable"
 	g.Expect(env.Client.Update(ctx, machine)).To(Succeed(), "providerID may be set once")
@@ -228,6 +242,7 @@ func TestMachineSpecIsImmutableExceptProviderIDSetOnce(t *testing.T) {
 	err = env.Client.Update(ctx, machine)
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring("providerID can be set once and never changed"))
+	recordRejection("KubernetesMachine", "providerID changed once set", err)
 }
 
 func TestMachineTemplateIsImmutableExceptTopologyDryRun(t *testing.T) {
@@ -245,6 +260,7 @@ func TestMachineTemplateIsImmutableExceptTopologyDryRun(t *testing.T) {
 	err := env.Client.Update(ctx, template.DeepCopy())
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring("spec.template.spec: Forbidden: is immutable"))
+	recordRejection("KubernetesMachineTemplate", "template changed after creation", err)
 
 	err = env.Client.Update(ctx, template.DeepCopy(), client.DryRunAll)
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "a dry run without the topology annotation is still checked, got %v", err)
@@ -262,6 +278,7 @@ func TestClusterTemplateIsImmutable(t *testing.T) {
 	err := env.Client.Update(ctx, template)
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring("spec.template.spec: Forbidden: is immutable"))
+	recordRejection("KubernetesClusterTemplate", "template changed after creation", err)
 }
 
 func TestClusterHostingAndSetEndpointCannotChange(t *testing.T) {
@@ -278,6 +295,7 @@ func TestClusterHostingAndSetEndpointCannotChange(t *testing.T) {
 	err := env.Client.Update(ctx, changed)
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring("hostingCluster cannot be added, removed or changed"))
+	recordRejection("KubernetesCluster", "hosting cluster changed", err)
 
 	cluster.Spec.ControlPlaneEndpoint = clusterv1.APIEndpoint{Host: "10.0.0.1", Port: 6443}
 	g.Expect(env.Client.Update(ctx, cluster)).To(Succeed(), "an unset endpoint may be set")
@@ -286,6 +304,7 @@ func TestClusterHostingAndSetEndpointCannotChange(t *testing.T) {
 	err = env.Client.Update(ctx, cluster)
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring("controlPlaneEndpoint cannot change once set"))
+	recordRejection("KubernetesCluster", "control-plane endpoint changed once set", err)
 }
 
 func TestV1alpha1ObjectReadsAsV1beta1(t *testing.T) {
