@@ -95,12 +95,14 @@ quickstart-down: ## Remove everything quickstart (or test/infra/env.sh up) creat
 # Fuzz targets as <package>:<target>. Without -fuzzminimizetime, every input
 # that finds new coverage is minimized for 60 s and a short run does nothing else.
 FUZZ_TARGETS ?= ./internal/bootstrap:FuzzRender \
-	./api/v1alpha1:FuzzKubernetesMachineConversion ./api/v1alpha1:FuzzKubernetesClusterConversion
+	./api/v1alpha1:FuzzKubernetesMachineConversion ./api/v1alpha1:FuzzKubernetesClusterConversion \
+	./internal/webhook/v1beta1:FuzzKubernetesMachineAdmission
 FUZZTIME ?= 20s
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME (plain go test runs only their seeds).
-	@for target in $(FUZZ_TARGETS); do \
+	@export KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh etcd kube-apiserver)"; \
+	for target in $(FUZZ_TARGETS); do \
 		echo "--- $$target ($(FUZZTIME))"; \
 		go test "$${target%%:*}" -run '^$$' -fuzz "^$${target##*:}\$$" -fuzztime $(FUZZTIME) \
 			-fuzzminimizetime 1s -parallel 1 || exit 1; \

@@ -116,6 +116,9 @@ func Start(opts Options) (*Environment, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run the tests with 'make test', which builds etcd and kube-apiserver and sets it")
 	}
+	if err := prepareFuzzWorker(); err != nil {
+		return nil, err
+	}
 	scheme, err := NewScheme()
 	if err != nil {
 		return nil, err

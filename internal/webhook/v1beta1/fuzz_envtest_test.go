@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
@@ -50,8 +51,12 @@ func FuzzKubernetesMachineAdmission(f *testing.F) {
 		if json.Unmarshal(data, &machine.Spec) != nil {
 			return
 		}
-		ctx := context.Background()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
 		if err := env.Client.Create(ctx, machine, client.DryRunAll); err != nil {
+			if ctx.Err() != nil {
+				t.Fatalf("admission did not answer in 20 s: %v\nspec: %s", err, data)
+			}
 			expectClearRejection(t, err)
 			return
 		}
