@@ -25,6 +25,7 @@ type Observations struct {
 	Clusters, MachinesPerCluster int
 	ManagerUser                  string
 	ManagerArgs                  []string
+	ManagerBuild                 string
 	Notes                        []string
 
 	RawPods     int
@@ -61,7 +62,7 @@ func (o *Observations) Machines() int { return o.Clusters * o.MachinesPerCluster
 func (o *Observations) Figures(host Host) Figures {
 	f := Figures{
 		Host: host, Clusters: o.Clusters, MachinesPerCluster: o.MachinesPerCluster, Machines: o.Machines(),
-		ManagerArgs: o.ManagerArgs, Notes: o.Notes,
+		ManagerArgs: o.ManagerArgs, ManagerBuild: o.ManagerBuild, Notes: o.Notes,
 		RawPodCreatesPerSecond: PerSecond(float64(o.RawPods), o.RawDuration),
 		Provisioning:           o.provisioning(),
 		SteadyState:            o.steadyState(),

@@ -30,6 +30,8 @@ type Figures struct {
 	MachinesPerCluster int      `json:"machinesPerCluster"`
 	Machines           int      `json:"machines"`
 	ManagerArgs        []string `json:"managerArgs"`
+	// ManagerBuild is the commit of the source tree the manager was built from.
+	ManagerBuild string `json:"managerBuild"`
 	// Notes say how the run differed from a production install.
 	Notes []string `json:"notes,omitempty"`
 	// RawPodCreatesPerSecond is the rate a plain client creates simple Pods at:

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -34,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
 )
 
 // leaseName is the manager's default leader election lease.
@@ -63,7 +65,7 @@ func newScaleRun(settings Settings, dir string, logf func(string, ...any)) *scal
 		settings: settings, dir: dir, logf: logf, clusters: clusters, machines: machines,
 		obs: Observations{
 			Clusters: settings.Clusters, MachinesPerCluster: settings.MachinesPerCluster,
-			ManagerUser: managerUser, ManagerArgs: settings.ManagerArgs,
+			ManagerUser: managerUser, ManagerArgs: settings.ManagerArgs, ManagerBuild: sourceVersion(envtest.RepositoryRoot()),
 		},
 	}
 }
@@ -340,6 +342,21 @@ func hostInfo() (Host, error) {
 		CPUs: runtime.NumCPU(), MemoryGiB: float64(memory) / (1 << 30),
 		OS: runtime.GOOS, Arch: runtime.GOARCH, GoVersion: runtime.Version(), LoadAtEnd: load,
 	}, nil
+}
+
+// sourceVersion names the source tree make bench built the manager from: the
+// commit, and whether the provider's code had uncommitted changes.
+func sourceVersion(root string) string {
+	head, err := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown (not a git checkout)"
+	}
+	version := strings.TrimSpace(string(head))
+	status, err := exec.Command("git", "-C", root, "status", "--porcelain", "--", "cmd", "internal", "api").Output()
+	if err != nil || len(strings.TrimSpace(string(status))) > 0 {
+		version += " with uncommitted changes in cmd/, internal/ or api/"
+	}
+	return version
 }
 
 // sleep waits for d or until ctx ends.

@@ -38,6 +38,7 @@ func (f *Figures) PrintTable(w io.Writer) error {
 	out.printf("Scale benchmark: %d clusters x %d machines = %d machines on %d CPUs, %.1f GiB RAM (%s/%s, %s)\n",
 		f.Clusters, f.MachinesPerCluster, f.Machines, f.Host.CPUs, f.Host.MemoryGiB, f.Host.OS, f.Host.Arch, f.Host.GoVersion)
 	out.printf("1-minute load average: %.2f at the start, %.2f at the end\n", f.Host.LoadAtStart, f.Host.LoadAtEnd)
+	out.printf("manager built from: %s\n", f.ManagerBuild)
 	if len(f.ManagerArgs) > 0 {
 		out.printf("manager flags: %s\n", strings.Join(f.ManagerArgs, " "))
 	}
