@@ -78,9 +78,15 @@ func TestManagerKilledAfterAnyWrite(t *testing.T) {
 	for i := range crashPoints {
 		killAfter := 1 + i*(writes-1)/(crashPoints-1)
 		t.Run(fmt.Sprintf("killed after write %d of %d", killAfter, writes), func(t *testing.T) {
-			killedBy, _ := runLife(t, killAfter)
+			killedBy, made := runLife(t, killAfter)
 			if killedBy == "" {
-				t.Fatalf("the manager made fewer than %d writes this time: it was not killed", killAfter)
+				// Timing moves a write or two (a status that changes twice
+				// or once): kill after this run's last write instead.
+				t.Logf("only %d writes this time: again, killed after write %d", made, made)
+				killedBy, _ = runLife(t, made)
+			}
+			if killedBy == "" {
+				t.Fatal("the manager was not killed")
 			}
 			t.Logf("killed right after %s", killedBy)
 		})

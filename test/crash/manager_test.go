@@ -41,7 +41,8 @@ var errKilled = errors.New("the manager was killed")
 
 // writeBudget counts the API writes of one manager process (every client it
 // builds shares it) and kills the manager right after the write numbered
-// killAfter has reached the API server: nothing it would do next happens.
+// killAfter has been done by the API server: nothing it would do next happens.
+// Writes the API server refused (a conflict) are not counted.
 type writeBudget struct {
 	killAfter int // 0: never
 	mu        sync.Mutex
@@ -91,7 +92,7 @@ func (t *killingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, errKilled
 	}
 	resp, err := t.next.RoundTrip(req)
-	if err == nil && isWrite(req) {
+	if err == nil && isWrite(req) && resp.StatusCode < 300 {
 		t.budget.count(req)
 	}
 	return resp, err
