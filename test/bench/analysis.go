@@ -31,9 +31,13 @@ type Observations struct {
 	RawPods     int
 	RawDuration time.Duration
 
-	// Provisioning runs from the first machine created to the last one seen
-	// provisioned; ProvisioningTail then runs to the steady state, for the
-	// requests and reconciles provisioning still caused.
+	// Staging runs from the first machine created to every machine reported
+	// waiting for its cluster's infrastructure.
+	Staging Window
+	// Provisioning runs from the release of the clusters (their
+	// infrastructure provisioned: every machine's bootstrap data is ready) to
+	// the last machine seen provisioned; ProvisioningTail then runs to the
+	// steady state, for the requests and reconciles provisioning still caused.
 	Provisioning, ProvisioningTail Window
 	Latencies                      []time.Duration
 	// Reconciles are the manager's KubernetesMachine reconciles, counted at
@@ -85,18 +89,19 @@ func (o *Observations) provisioning() Provisioning {
 	all := Window{From: o.Provisioning.From, To: o.ProvisioningTail.To}
 	tally := CountRequests(o.Requests, o.ManagerUser, all)
 	return Provisioning{
-		Seconds:                o.Provisioning.Duration().Seconds(),
-		MachinesPerSecond:      PerSecond(float64(n), o.Provisioning.Duration()),
-		ManagerWritesPerSecond: PerSecond(float64(timed.Class(ClassWrite)), o.Provisioning.Duration()),
-		LatencyP50Seconds:      Percentile(o.Latencies, 50).Seconds(),
-		LatencyP99Seconds:      Percentile(o.Latencies, 99).Seconds(),
-		LatencyMaxSeconds:      Percentile(o.Latencies, 100).Seconds(),
-		WritesPerMachine:       Ratio(float64(tally.Class(ClassWrite)), float64(n)),
-		ReadsPerMachine:        Ratio(float64(tally.Class(ClassRead)), float64(n)),
-		ConflictsPerMachine:    Ratio(float64(CountConflicts(o.Requests, o.ManagerUser, all)), float64(n)),
-		RequestsPerMachine:     PerMachine(tally, n),
-		ReconcilesPerMachine:   Ratio(o.ReconcilesAfter-o.ReconcilesBefore, float64(n)),
-		ManagerCPUSeconds:      (o.CPUSteadyStart - o.CPUProvisioningStart).Seconds(),
+		Seconds:                 o.Provisioning.Duration().Seconds(),
+		MachinesPerSecond:       PerSecond(float64(n), o.Provisioning.Duration()),
+		ManagerWritesPerSecond:  PerSecond(float64(timed.Class(ClassWrite)), o.Provisioning.Duration()),
+		LatencyP50Seconds:       Percentile(o.Latencies, 50).Seconds(),
+		LatencyP99Seconds:       Percentile(o.Latencies, 99).Seconds(),
+		LatencyMaxSeconds:       Percentile(o.Latencies, 100).Seconds(),
+		WritesPerMachine:        Ratio(float64(tally.Class(ClassWrite)), float64(n)),
+		ReadsPerMachine:         Ratio(float64(tally.Class(ClassRead)), float64(n)),
+		ConflictsPerMachine:     Ratio(float64(CountConflicts(o.Requests, o.ManagerUser, all)), float64(n)),
+		StagingWritesPerMachine: Ratio(float64(CountRequests(o.Requests, o.ManagerUser, o.Staging).Class(ClassWrite)), float64(n)),
+		RequestsPerMachine:      PerMachine(tally, n),
+		ReconcilesPerMachine:    Ratio(o.ReconcilesAfter-o.ReconcilesBefore, float64(n)),
+		ManagerCPUSeconds:       (o.CPUSteadyStart - o.CPUProvisioningStart).Seconds(),
 	}
 }
 

@@ -71,8 +71,12 @@ type Provisioning struct {
 	LatencyP50Seconds float64 `json:"latencyP50Seconds"`
 	LatencyP99Seconds float64 `json:"latencyP99Seconds"`
 	LatencyMaxSeconds float64 `json:"latencyMaxSeconds"`
-	WritesPerMachine  float64 `json:"writesPerMachine"`
-	ReadsPerMachine   float64 `json:"readsPerMachine"`
+	// WritesPerMachine are the manager's writes from a machine's bootstrap
+	// data ready to provisioned; StagingWritesPerMachine those before, while
+	// the machine waited for its cluster's infrastructure.
+	WritesPerMachine        float64 `json:"writesPerMachine"`
+	StagingWritesPerMachine float64 `json:"stagingWritesPerMachine"`
+	ReadsPerMachine         float64 `json:"readsPerMachine"`
 	// ConflictsPerMachine are the manager's requests answered 409 Conflict.
 	ConflictsPerMachine float64 `json:"conflictsPerMachine"`
 	// RequestsPerMachine are the manager's requests by "verb resource".

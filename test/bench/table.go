@@ -96,6 +96,7 @@ func (f *Figures) rows() []row {
 		{"latency bootstrap ready -> provisioned p99 (s)", fmt.Sprintf("%.2f", p.LatencyP99Seconds), ""},
 		{"latency bootstrap ready -> provisioned max (s)", fmt.Sprintf("%.2f", p.LatencyMaxSeconds), ""},
 		{"manager writes per machine", fmt.Sprintf("%.2f", p.WritesPerMachine), target["manager writes per machine"]},
+		{"  before: while waiting for the cluster", fmt.Sprintf("%.2f", p.StagingWritesPerMachine), ""},
 		{"manager reads per machine", fmt.Sprintf("%.2f", p.ReadsPerMachine), ""},
 		{"manager 409 conflicts per machine", fmt.Sprintf("%.2f", p.ConflictsPerMachine), ""},
 		{"reconciles per machine", fmt.Sprintf("%.2f", p.ReconcilesPerMachine), ""},

@@ -27,6 +27,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -184,7 +185,30 @@ func setUpClusters(ctx context.Context, c client.Client, s Settings, clusters []
 	if err != nil {
 		return fmt.Errorf("waiting for the provider to provision %d KubernetesClusters: %w", len(clusters), err)
 	}
-	return parallel(len(clusters), s.CreateWorkers, func(i int) error { return markInfrastructureProvisioned(ctx, c, clusters[i]) })
+	return nil
+}
+
+// waitAllWaiting waits until the provider reports every KubernetesMachine as
+// waiting for its Cluster's infrastructure.
+func waitAllWaiting(ctx context.Context, c client.Client, machines int, timeout time.Duration) error {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		list := &infrav1.KubernetesMachineList{}
+		if err := c.List(ctx, list); err != nil {
+			return false, err
+		}
+		waiting := 0
+		for _, km := range list.Items {
+			c := meta.FindStatusCondition(km.Status.Conditions, infrav1.KubernetesMachinePodProvisionedCondition)
+			if c != nil && c.Reason == infrav1.KubernetesMachineWaitingForClusterInfrastructureReason {
+				waiting++
+			}
+		}
+		return waiting == machines, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the provider to see %d machines wait for their cluster: %w", machines, err)
+	}
+	return nil
 }
 
 // createCluster creates a Cluster and its KubernetesCluster, owned by it.
