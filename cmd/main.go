@@ -58,6 +58,7 @@ type options struct {
 	enableHTTP2        bool
 	concurrency        int
 	leaderElectionName string
+	leaderElectionNS   string
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -65,6 +66,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.probeAddress, "health-probe-bind-address", ":9440", "Address of the health and readiness probes.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader so that only one replica reconciles.")
 	fs.StringVar(&o.leaderElectionName, "leader-election-id", "controller-leader-election-capk", "Name of the leader election lease.")
+	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election lease; the manager's own Pod namespace when empty (outside a Pod it must be set).")
 	fs.IntVar(&o.webhookPort, "webhook-port", 9443, "Port of the webhook server.")
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "Directory with the webhook server's tls.crt and tls.key.")
 	fs.StringVar(&o.watchNamespace, "namespace", "", "Namespace to watch; all namespaces when empty.")
@@ -120,11 +122,12 @@ func run(opts *options) error {
 		cacheOptions.DefaultNamespaces = map[string]cache.Config{opts.watchNamespace: {}}
 	}
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
-		Scheme:                 scheme,
-		Cache:                  cacheOptions,
-		HealthProbeBindAddress: opts.probeAddress,
-		LeaderElection:         opts.leaderElect,
-		LeaderElectionID:       opts.leaderElectionName,
+		Scheme:                  scheme,
+		Cache:                   cacheOptions,
+		HealthProbeBindAddress:  opts.probeAddress,
+		LeaderElection:          opts.leaderElect,
+		LeaderElectionID:        opts.leaderElectionName,
+		LeaderElectionNamespace: opts.leaderElectionNS,
 		Metrics: metricsserver.Options{
 			BindAddress: opts.metricsAddress, SecureServing: true,
 			FilterProvider: filters.WithAuthenticationAndAuthorization, TLSOpts: tlsOptions,

@@ -19,7 +19,6 @@ limitations under the License.
 package bench
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -38,10 +37,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 )
-
-// inClusterNamespaceFile is where a Pod reads its namespace; controller-runtime
-// reads it to find the leader election namespace when none is configured.
-const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 // managerProcess is the manager binary running as a separate process.
 type managerProcess struct {
@@ -106,31 +101,13 @@ func startManager(opts managerOptions) (*managerProcess, error) {
 }
 
 // leaderElectionCommand returns the command that runs the manager with leader
-// election as in a Pod. The manager finds its lease namespace only in a Pod's
-// service account folder, so unless its flags name one (a newer binary's
-// --leader-election-namespace, or --leader-elect=false) it runs in a private
-// mount namespace where that file exists (as root, with unshare).
+// election as in production; outside a Pod its lease namespace must be named.
 func (m *managerProcess) leaderElectionCommand(binary string, args []string) (string, []string, error) {
 	if slices.Contains(args, "--leader-elect=false") {
 		m.note = "leader election off (--leader-elect=false)"
 		return binary, args, nil
 	}
-	help, _ := exec.Command(binary, "--help").CombinedOutput()
-	if bytes.Contains(help, []byte("--leader-election-namespace")) {
-		return binary, append([]string{"--leader-election-namespace=" + systemNamespace}, args...), nil
-	}
-	if os.Geteuid() != 0 {
-		return "", nil, errors.New("the manager reads its leader election namespace only from " + inClusterNamespaceFile +
-			": run the benchmark as root (it provides the file in a private mount namespace) or pass BENCH_MANAGER_ARGS=--leader-elect=false")
-	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		return "", nil, fmt.Errorf("finding unshare, which provides %s to the manager: %w", inClusterNamespaceFile, err)
-	}
-	m.note = "leader election namespace from " + inClusterNamespaceFile + " in a private mount namespace (unshare), as in a Pod"
-	script := `mount -t tmpfs -o size=1m capk-bench /var/run && mkdir -p "$(dirname "$1")" && printf %s "$2" > "$1" && shift 2 && exec "$@"`
-	return unshare, append([]string{"--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh",
-		inClusterNamespaceFile, systemNamespace, binary}, args...), nil
+	return binary, append([]string{"--leader-election-namespace=" + systemNamespace}, args...), nil
 }
 
 // freePorts finds n free TCP ports on the loopback interface.
