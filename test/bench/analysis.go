@@ -40,6 +40,8 @@ type Observations struct {
 	// steady state, for the requests and reconciles provisioning still caused.
 	Provisioning, ProvisioningTail Window
 	Latencies                      []time.Duration
+	// APIServerCPU and EtcdCPU are what those processes used in Provisioning.
+	APIServerCPU, EtcdCPU time.Duration
 	// Reconciles are the manager's KubernetesMachine reconciles, counted at
 	// the start of Provisioning and at the end of ProvisioningTail.
 	ReconcilesBefore, ReconcilesAfter float64
@@ -102,6 +104,8 @@ func (o *Observations) provisioning() Provisioning {
 		RequestsPerMachine:      PerMachine(tally, n),
 		ReconcilesPerMachine:    Ratio(o.ReconcilesAfter-o.ReconcilesBefore, float64(n)),
 		ManagerCPUSeconds:       (o.CPUSteadyStart - o.CPUProvisioningStart).Seconds(),
+		APIServerCPUSeconds:     o.APIServerCPU.Seconds(),
+		EtcdCPUSeconds:          o.EtcdCPU.Seconds(),
 	}
 }
 

@@ -132,3 +132,43 @@ func ParseLoadAverage(loadavg string) (float64, error) {
 	}
 	return load, nil
 }
+
+// ChildProcess finds the process this one started whose command name is
+// name (envtest starts etcd and kube-apiserver as its children).
+func ChildProcess(name string) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	self := os.Getpid()
+	for _, entry := range entries {
+		pid, err := strconv.Atoi(entry.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		command, parent, ok := ParseCommandAndParent(string(stat))
+		if ok && command == name && parent == self {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no child process %q of process %d", name, self)
+}
+
+// ParseCommandAndParent reads the command name and the parent's PID from the
+// text of /proc/<pid>/stat: "pid (comm) state ppid ...".
+func ParseCommandAndParent(stat string) (string, int, bool) {
+	open, closing := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')')
+	if open < 0 || closing < open {
+		return "", 0, false
+	}
+	fields := strings.Fields(stat[closing+1:])
+	if len(fields) < 2 {
+		return "", 0, false
+	}
+	parent, err := strconv.Atoi(fields[1])
+	return stat[open+1 : closing], parent, err == nil
+}

@@ -71,3 +71,17 @@ func TestParseLoadAverage(t *testing.T) {
 		t.Error("no error for an empty load average")
 	}
 }
+
+func TestParseCommandAndParent(t *testing.T) {
+	command, parent, ok := ParseCommandAndParent("4242 (kube-apiserver) S 17 4242 17 0 -1 4194560 1 0 0 0 5 3 0 0 20 0")
+	if !ok || command != "kube-apiserver" || parent != 17 {
+		t.Fatalf("got %q, %d, %v; want kube-apiserver, 17, true", command, parent, ok)
+	}
+	command, parent, ok = ParseCommandAndParent("99 (a (b) c) R 1 99 99")
+	if !ok || command != "a (b) c" || parent != 1 {
+		t.Fatalf("got %q, %d, %v; want a command with parentheses, parent 1", command, parent, ok)
+	}
+	if _, _, ok := ParseCommandAndParent("garbage"); ok {
+		t.Fatal("garbage parsed")
+	}
+}

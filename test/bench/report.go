@@ -83,6 +83,10 @@ type Provisioning struct {
 	RequestsPerMachine   map[string]float64 `json:"requestsPerMachine"`
 	ReconcilesPerMachine float64            `json:"reconcilesPerMachine"`
 	ManagerCPUSeconds    float64            `json:"managerCPUSeconds"`
+	// APIServerCPUSeconds and EtcdCPUSeconds are what kube-apiserver and etcd
+	// used from the release to the last machine provisioned.
+	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
+	EtcdCPUSeconds      float64 `json:"etcdCPUSeconds"`
 }
 
 // SteadyState is a window after provisioning in which nothing changes.

@@ -202,6 +202,7 @@ func (r *scaleRun) provision(ctx context.Context) error {
 	}
 	r.obs.Staging = Window{From: staged, To: time.Now()}
 	r.logf("staged %d machines (all waiting for their cluster) in %s", len(r.machines), r.obs.Staging.Duration().Round(time.Millisecond))
+	apiServerStart, etcdStart := r.serverCPU()
 	if err := r.release(ctx); err != nil {
 		return err
 	}
@@ -212,9 +213,31 @@ func (r *scaleRun) provision(ctx context.Context) error {
 			strings.Join(r.tracker.notProvisioned(r.machines), ", "), err, r.sim.errorSummary())
 	}
 	r.obs.Provisioning.To = last
+	r.obs.APIServerCPU, r.obs.EtcdCPU = r.serverCPU()
+	r.obs.APIServerCPU -= apiServerStart
+	r.obs.EtcdCPU -= etcdStart
 	r.obs.Latencies = r.tracker.latencies()
 	r.logf("provisioned %d machines in %s", len(r.machines), r.obs.Provisioning.Duration().Round(time.Millisecond))
 	return r.checkOnePodPerMachine(ctx)
+}
+
+// serverCPU reads the CPU time kube-apiserver and etcd used so far (zero for
+// one that cannot be read: the figure is then missing, not wrong).
+func (r *scaleRun) serverCPU() (apiServer, etcd time.Duration) {
+	read := func(name string) time.Duration {
+		pid, err := ChildProcess(name)
+		if err != nil {
+			r.logf("%v", err)
+			return 0
+		}
+		stats, err := ReadProcessStats(pid)
+		if err != nil {
+			r.logf("%v", err)
+			return 0
+		}
+		return stats.CPU
+	}
+	return read("kube-apiserver"), read("etcd")
 }
 
 // release marks every Cluster's infrastructure provisioned; a machine's

@@ -95,6 +95,7 @@ func (f *Figures) rows() []row {
 		{"latency bootstrap ready -> provisioned p50 (s)", fmt.Sprintf("%.2f", p.LatencyP50Seconds), ""},
 		{"latency bootstrap ready -> provisioned p99 (s)", fmt.Sprintf("%.2f", p.LatencyP99Seconds), ""},
 		{"latency bootstrap ready -> provisioned max (s)", fmt.Sprintf("%.2f", p.LatencyMaxSeconds), ""},
+		{"API server / etcd CPU while provisioning (s)", fmt.Sprintf("%.1f / %.1f", p.APIServerCPUSeconds, p.EtcdCPUSeconds), ""},
 		{"manager writes per machine", fmt.Sprintf("%.2f", p.WritesPerMachine), target["manager writes per machine"]},
 		{"  before: while waiting for the cluster", fmt.Sprintf("%.2f", p.StagingWritesPerMachine), ""},
 		{"manager reads per machine", fmt.Sprintf("%.2f", p.ReadsPerMachine), ""},
