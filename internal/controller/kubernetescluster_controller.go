@@ -153,6 +153,11 @@ func reconcilePaused(ctx context.Context, c client.Client, cluster *clusterv1.Cl
 	return false, nil
 }
 
+// setReadySummary sets Ready from the given conditions.
+func setReadySummary(obj conditionsObject, conditionTypes ...string) error {
+	return conditions.SetSummaryCondition(obj, obj, clusterv1.ReadyCondition, conditions.ForConditionTypes(conditionTypes))
+}
+
 // conditionsObject is an object with v1beta2 conditions.
 type conditionsObject interface {
 	client.Object
@@ -162,7 +167,7 @@ type conditionsObject interface {
 // patchWithReadySummary sets Ready from the given conditions and writes the
 // object in one patch that owns Paused, Ready and those conditions.
 func patchWithReadySummary(ctx context.Context, patchHelper *patch.Helper, obj conditionsObject, conditionTypes ...string) error {
-	if err := conditions.SetSummaryCondition(obj, obj, clusterv1.ReadyCondition, conditions.ForConditionTypes(conditionTypes)); err != nil {
+	if err := setReadySummary(obj, conditionTypes...); err != nil {
 		return err
 	}
 	owned := append([]string{clusterv1.PausedCondition, clusterv1.ReadyCondition}, conditionTypes...)

@@ -308,7 +308,9 @@ func (r *KubernetesMachineReconciler) reconcilePod(ctx context.Context, s *machi
 		}
 		return ctrl.Result{}, fmt.Errorf("creating Pod %s on %s: %w", klog.KObj(desired), s.hosting.Description, err)
 	}
-	// No event: the condition says it, and a machine costs one write less. The message pendingMessage gives a new Pod, so the next reconcile has nothing to write.
+	// No event: the condition says it, and a machine costs one write less.
+	// The message pendingMessage gives a new Pod, so the next reconcile has
+	// nothing to write.
 	setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodPendingReason, pendingMessage(desired))
 	s.waiting = true
 	return ctrl.Result{}, nil
@@ -323,8 +325,8 @@ func podWasProvisioned(s *machineScope) bool {
 	return ptr.Deref(s.km.Status.Initialization.Provisioned, false) || s.machine.Spec.ProviderID != ""
 }
 
-// reconcileProvisioned sets providerID, addresses and provisioned once the node
-// Pod runs, and reports a Pod that failed, was evicted or is being deleted.
+// reconcileProvisioned sets addresses and provisioned once the node Pod runs
+// (persistFinalizer set the provider ID before the Pod existed), and reports a Pod that failed, was evicted or is being deleted.
 func (r *KubernetesMachineReconciler) reconcileProvisioned(ctx context.Context, s *machineScope) (ctrl.Result, error) {
 	pod := s.pod
 	switch {
@@ -333,7 +335,6 @@ func (r *KubernetesMachineReconciler) reconcileProvisioned(ctx context.Context, 
 	case pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded:
 		r.reportEndedPod(ctx, s)
 	case pod.Status.Phase == corev1.PodRunning:
-		s.km.Spec.ProviderID = nodepod.ProviderID(pod.Namespace, pod.Name)
 		s.km.Status.Addresses = []clusterv1.MachineAddress{{Type: clusterv1.MachineHostName, Address: pod.Name}}
 		if pod.Status.PodIP != "" {
 			s.km.Status.Addresses = append(s.km.Status.Addresses, clusterv1.MachineAddress{Type: clusterv1.MachineInternalIP, Address: pod.Status.PodIP})

@@ -23,8 +23,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/klog/v2"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -109,9 +107,7 @@ func (r *KubernetesMachineReconciler) persistFinalizer(ctx context.Context, s *m
 // changed since s.base: metadata and spec in one patch, status in another.
 func (r *KubernetesMachineReconciler) writeKubernetesMachine(ctx context.Context, s *machineScope) error {
 	km := s.km
-	if err := conditions.SetSummaryCondition(km, km, clusterv1.ReadyCondition, conditions.ForConditionTypes{
-		infrav1.KubernetesMachinePodProvisionedCondition, infrav1.KubernetesMachineBootstrapSucceededCondition,
-	}); err != nil {
+	if err := setReadySummary(km, infrav1.KubernetesMachinePodProvisionedCondition, infrav1.KubernetesMachineBootstrapSucceededCondition); err != nil {
 		return err
 	}
 	// Conditions set before persistFinalizer's write still name the old
