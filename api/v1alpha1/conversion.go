@@ -201,6 +201,8 @@ func restoreClusterSpec(spoke *KubernetesClusterSpec, restored, dst *infrav1.Kub
 	dst.ControlPlaneService.Labels = restored.ControlPlaneService.Labels
 	dst.ControlPlaneService.Annotations = restored.ControlPlaneService.Annotations
 	restoreFailureDomains(spoke.FailureDomains, restored.FailureDomains, &dst.FailureDomains)
+	dst.DisruptionBudgets = restored.DisruptionBudgets
+	dst.NetworkIsolation = restored.NetworkIsolation
 }
 
 // restoreMachineSpec puts back the hub-only fields of a machine spec.
@@ -209,6 +211,8 @@ func restoreMachineSpec(restored, dst *infrav1.KubernetesMachineSpec) {
 	dst.RuntimeClassName = restored.RuntimeClassName
 	dst.PodMetadata = restored.PodMetadata
 	dst.VolumeClaimTemplates = restored.VolumeClaimTemplates
+	dst.Spreading = restored.Spreading
+	dst.TopologySpreadConstraints = restored.TopologySpreadConstraints
 }
 
 // restoreProvisioned keeps the hub's provisioned pointer when it agrees with ready.

@@ -298,6 +298,8 @@ func autoConvert_v1beta1_KubernetesClusterSpec_To_v1alpha1_KubernetesClusterSpec
 	// WARNING: in.HostingCluster requires manual conversion: does not exist in peer-type
 	// WARNING: in.ControlPlaneService requires manual conversion: does not exist in peer-type
 	// WARNING: in.FailureDomains requires manual conversion: inconvertible types ([]sigs.k8s.io/cluster-api/api/core/v1beta2.FailureDomain vs github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1alpha1.FailureDomains)
+	// WARNING: in.DisruptionBudgets requires manual conversion: does not exist in peer-type
+	// WARNING: in.NetworkIsolation requires manual conversion: does not exist in peer-type
 	return nil
 }
 
@@ -535,6 +537,8 @@ func autoConvert_v1beta1_KubernetesMachineSpec_To_v1alpha1_KubernetesMachineSpec
 	out.NodeSelector = *(*map[string]string)(unsafe.Pointer(&in.NodeSelector))
 	out.Tolerations = *(*[]corev1.Toleration)(unsafe.Pointer(&in.Tolerations))
 	out.Affinity = (*corev1.Affinity)(unsafe.Pointer(in.Affinity))
+	// WARNING: in.Spreading requires manual conversion: does not exist in peer-type
+	// WARNING: in.TopologySpreadConstraints requires manual conversion: does not exist in peer-type
 	// WARNING: in.PriorityClassName requires manual conversion: does not exist in peer-type
 	// WARNING: in.RuntimeClassName requires manual conversion: does not exist in peer-type
 	// WARNING: in.PodMetadata requires manual conversion: does not exist in peer-type

@@ -41,6 +41,18 @@ const (
 
 	// KubernetesClusterLoadBalancerWaitingForAddressReason means the Service exists but has no address yet.
 	KubernetesClusterLoadBalancerWaitingForAddressReason = "WaitingForAddress"
+
+	// KubernetesClusterHostingPoliciesReadyCondition is true when the cluster's
+	// PodDisruptionBudgets and isolation NetworkPolicy on the hosting cluster
+	// match its spec and its number of machines.
+	KubernetesClusterHostingPoliciesReadyCondition = "HostingPoliciesReady"
+
+	// KubernetesClusterHostingPoliciesAppliedReason means the policies are in place; the message lists them.
+	KubernetesClusterHostingPoliciesAppliedReason = "Applied"
+
+	// KubernetesClusterHostingPoliciesFailedReason means the hosting cluster refused a policy
+	// object (for example, the kubeconfig lacks the permission); the message says which.
+	KubernetesClusterHostingPoliciesFailedReason = "ApplyFailed"
 )
 
 // Conditions and reasons of KubernetesMachine. Ready summarises the others and

@@ -17,7 +17,9 @@ limitations under the License.
 package v1beta1
 
 import (
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
@@ -74,6 +76,79 @@ type KubernetesClusterSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=100
 	FailureDomains []clusterv1.FailureDomain `json:"failureDomains,omitempty"`
+
+	// disruptionBudgets are the PodDisruptionBudgets the provider keeps on the
+	// hosting cluster for the cluster's node Pods, so that draining hosting
+	// nodes never costs the workload cluster its etcd quorum.
+	// +optional
+	DisruptionBudgets DisruptionBudgets `json:"disruptionBudgets,omitempty,omitzero"`
+
+	// networkIsolation is the NetworkPolicy the provider keeps on the hosting
+	// cluster so that other workload clusters' node Pods cannot reach this
+	// cluster's node Pods.
+	// +optional
+	NetworkIsolation NetworkIsolation `json:"networkIsolation,omitempty,omitzero"`
+}
+
+// ControlPlaneBudget is the disruption budget policy of the control-plane node Pods.
+type ControlPlaneBudget string
+
+const (
+	// ControlPlaneBudgetQuorum keeps a majority of the control-plane node Pods available.
+	ControlPlaneBudgetQuorum ControlPlaneBudget = "Quorum"
+	// ControlPlaneBudgetNone keeps no budget for the control-plane node Pods.
+	ControlPlaneBudgetNone ControlPlaneBudget = "None"
+)
+
+// DisruptionBudgets configures the PodDisruptionBudgets of a cluster's node Pods.
+type DisruptionBudgets struct {
+	// controlPlane is the budget of the control-plane node Pods. Quorum (the
+	// default): at least a majority (n/2+1 of the n control-plane machines) must
+	// stay available, so an eviction that would break etcd's quorum is refused;
+	// kept in step with the number of control-plane machines. None: no budget.
+	// +optional
+	// +kubebuilder:validation:Enum=Quorum;None
+	ControlPlane ControlPlaneBudget `json:"controlPlane,omitempty"`
+
+	// workersMaxUnavailable, when set, keeps a budget that lets at most this
+	// many worker node Pods (a number, or a percentage of the cluster's worker
+	// machines rounded up) be disrupted at once. Unset (the default): no budget
+	// for workers; a MachineHealthCheck replaces lost workers.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	WorkersMaxUnavailable *intstr.IntOrString `json:"workersMaxUnavailable,omitempty"`
+}
+
+// NetworkIsolationMode turns the isolation NetworkPolicy on or off.
+type NetworkIsolationMode string
+
+const (
+	// NetworkIsolationEnabled keeps the isolation NetworkPolicy.
+	NetworkIsolationEnabled NetworkIsolationMode = "Enabled"
+	// NetworkIsolationDisabled keeps none.
+	NetworkIsolationDisabled NetworkIsolationMode = "Disabled"
+)
+
+// NetworkIsolation configures the NetworkPolicy that isolates a cluster's node
+// Pods on the hosting cluster. Its node Pods then accept traffic only from node
+// Pods of the same cluster, and on the API server port from Pods of the hosting
+// cluster that are not node Pods (the management cluster's controllers when it
+// is the hosting cluster, tools) and from apiServerClients. Traffic from the
+// hosting node itself (probes) is not subject to NetworkPolicies.
+type NetworkIsolation struct {
+	// mode is Enabled (the default) or Disabled.
+	// +optional
+	// +kubebuilder:validation:Enum=Enabled;Disabled
+	Mode NetworkIsolationMode `json:"mode,omitempty"`
+
+	// apiServerClients are more sources that may reach the API server port of
+	// the control-plane node Pods: for example the node Pods of another
+	// workload cluster on this hosting cluster that serves as a management
+	// cluster, or the addresses NodePort and LoadBalancer clients come from.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	APIServerClients []networkingv1.NetworkPolicyPeer `json:"apiServerClients,omitempty"`
 }
 
 // HostingClusterReference points at a kubeconfig Secret in the namespace of the

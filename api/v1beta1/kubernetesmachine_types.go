@@ -68,6 +68,25 @@ type KubernetesMachineSpec struct {
 	// +optional
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
 
+	// spreading is how the provider spreads node Pods over the hosting cluster
+	// when topologySpreadConstraints is empty. Preferred (the default): a
+	// cluster's control-plane node Pods prefer different hosting nodes and
+	// zones, and its worker node Pods prefer different hosting nodes (soft
+	// topology spread constraints; a failure domain still pins the zone).
+	// None: the provider adds no constraint.
+	// +optional
+	// +kubebuilder:validation:Enum=Preferred;None
+	Spreading Spreading `json:"spreading,omitempty"`
+
+	// topologySpreadConstraints of the node Pod. When set, they replace the
+	// provider's spreading. The node Pod carries the labels
+	// cluster.x-k8s.io/cluster-name, infrastructure.cluster.x-k8s.io/cluster-namespace
+	// and infrastructure.cluster.x-k8s.io/node-role to select on.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
 	// priorityClassName of the node Pod.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
@@ -97,6 +116,16 @@ type KubernetesMachineSpec struct {
 	// +optional
 	BootstrapTimeout *metav1.Duration `json:"bootstrapTimeout,omitempty"`
 }
+
+// Spreading is how the provider spreads a cluster's node Pods over the hosting cluster.
+type Spreading string
+
+const (
+	// SpreadingPreferred spreads node Pods with soft topology spread constraints.
+	SpreadingPreferred Spreading = "Preferred"
+	// SpreadingNone adds no constraint.
+	SpreadingNone Spreading = "None"
+)
 
 // NodeResources are the compute resources of the node container.
 type NodeResources struct {

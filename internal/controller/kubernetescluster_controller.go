@@ -22,6 +22,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -72,7 +74,7 @@ func (r *KubernetesClusterReconciler) SetupWithManager(ctx context.Context, mgr 
 	if err := indexKubernetesClusterByHostingSecret(ctx, mgr); err != nil {
 		return err
 	}
-	serviceToCluster := handler.EnqueueRequestsFromMapFunc(r.serviceToKubernetesCluster)
+	toCluster := handler.EnqueueRequestsFromMapFunc(r.hostingObjectToKubernetesCluster)
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&infrav1.KubernetesCluster{}).
 		WithOptions(options).
@@ -81,7 +83,11 @@ func (r *KubernetesClusterReconciler) SetupWithManager(ctx context.Context, mgr 
 			handler.EnqueueRequestsFromMapFunc(util.ClusterToInfrastructureMapFunc(ctx, infrav1.GroupVersion.WithKind("KubernetesCluster"), mgr.GetClient(), &infrav1.KubernetesCluster{})),
 			builder.WithPredicates(predicates.ClusterPausedTransitions(mgr.GetScheme(), log))).
 		Watches(&infrav1.KubernetesMachine{}, handler.EnqueueRequestsFromMapFunc(r.machineToKubernetesCluster)).
-		Watches(&corev1.Service{}, serviceToCluster).
+		Watches(&corev1.Service{}, toCluster).
+		Watches(&policyv1.PodDisruptionBudget{}, toCluster).
+		Watches(&networkingv1.NetworkPolicy{}, toCluster).
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.machineToKubernetesClusterByCount),
+			builder.WithPredicates(machineCountChanged())).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.kubeconfigToKubernetesClusters)).
 		WatchesRawSource(source.Channel(r.Hosting.HealthEvents(), &handler.EnqueueRequestForObject{})).
 		Build(r)
@@ -89,7 +95,12 @@ func (r *KubernetesClusterReconciler) SetupWithManager(ctx context.Context, mgr 
 		return err
 	}
 	return r.Hosting.AddWatch(func(remote cache.Cache) error {
-		return c.Watch(source.Kind(remote, client.Object(&corev1.Service{}), serviceToCluster))
+		for _, obj := range []client.Object{&corev1.Service{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}} {
+			if err := c.Watch(source.Kind(remote, obj, toCluster)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -137,6 +148,7 @@ func patchKubernetesCluster(ctx context.Context, patchHelper *patch.Helper, kc *
 	return patchWithReadySummary(ctx, patchHelper, kc,
 		infrav1.KubernetesClusterHostingClusterReachableCondition,
 		infrav1.KubernetesClusterLoadBalancerAvailableCondition,
+		infrav1.KubernetesClusterHostingPoliciesReadyCondition,
 	)
 }
 
@@ -179,6 +191,7 @@ func (r *KubernetesClusterReconciler) reconcileNormal(ctx context.Context, s *cl
 		r.reconcileHosting,
 		r.reconcileService,
 		r.reconcileFailureDomains,
+		r.reconcilePolicies,
 	}
 	for _, step := range steps {
 		if res, err := step(ctx, s); err != nil || !res.IsZero() {
@@ -203,7 +216,7 @@ func (r *KubernetesClusterReconciler) reconcileDelete(ctx context.Context, s *cl
 	if res, err := r.reconcileHosting(ctx, s); err != nil || !res.IsZero() {
 		return res, err
 	}
-	if err := r.deleteService(ctx, s); err != nil {
+	if err := r.deleteClusterObjects(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.releaseKubeconfigSecret(ctx, s.kc); err != nil {

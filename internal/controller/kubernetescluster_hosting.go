@@ -27,6 +27,8 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -298,11 +300,19 @@ func (r *KubernetesClusterReconciler) reconcileFailureDomains(ctx context.Contex
 	return ctrl.Result{}, nil
 }
 
-func (r *KubernetesClusterReconciler) deleteService(ctx context.Context, s *clusterScope) error {
-	service := &corev1.Service{}
-	service.Namespace, service.Name = s.hosting.Namespace, nodepod.ServiceName(clusterNameOf(s.kc))
-	if err := s.hosting.Client.Delete(ctx, service); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting Service %s on %s: %w", klog.KObj(service), s.hosting.Description, err)
+// deleteClusterObjects deletes the cluster's Service, disruption budgets and
+// NetworkPolicy from the hosting cluster.
+func (r *KubernetesClusterReconciler) deleteClusterObjects(ctx context.Context, s *clusterScope) error {
+	c := nodepod.Cluster{Namespace: s.kc.Namespace, Name: clusterNameOf(s.kc), HostingNamespace: s.hosting.Namespace}
+	for _, obj := range []client.Object{
+		&corev1.Service{ObjectMeta: c.ObjectMeta(nodepod.ServiceName(c.Name))},
+		&policyv1.PodDisruptionBudget{ObjectMeta: c.ObjectMeta(nodepod.ControlPlaneBudgetName(c.Name))},
+		&policyv1.PodDisruptionBudget{ObjectMeta: c.ObjectMeta(nodepod.WorkersBudgetName(c.Name))},
+		&networkingv1.NetworkPolicy{ObjectMeta: c.ObjectMeta(nodepod.NetworkPolicyName(c.Name))},
+	} {
+		if err := deleteHostingObject(ctx, s.hosting, obj); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -23,6 +23,8 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
@@ -42,9 +44,10 @@ func indexKubernetesClusterByHostingSecret(ctx context.Context, mgr ctrl.Manager
 	})
 }
 
-// serviceToKubernetesCluster maps a control-plane Service to its KubernetesCluster
-// through the Cluster named in the Service's labels.
-func (r *KubernetesClusterReconciler) serviceToKubernetesCluster(ctx context.Context, obj client.Object) []reconcile.Request {
+// hostingObjectToKubernetesCluster maps a cluster's hosting object (the
+// control-plane Service, a PodDisruptionBudget, the NetworkPolicy) to its
+// KubernetesCluster through the Cluster named in the object's labels.
+func (r *KubernetesClusterReconciler) hostingObjectToKubernetesCluster(ctx context.Context, obj client.Object) []reconcile.Request {
 	namespace, name := obj.GetLabels()[infrav1.ClusterNamespaceLabel], obj.GetLabels()[clusterv1.ClusterNameLabel]
 	if namespace == "" || name == "" {
 		return nil
@@ -70,6 +73,31 @@ func (r *KubernetesClusterReconciler) machineToKubernetesCluster(ctx context.Con
 		return nil
 	}
 	return requestsForClusterLabel(ctx, r.Client, &infrav1.KubernetesClusterList{}, obj.GetNamespace(), name, isDeleting)
+}
+
+// machineToKubernetesClusterByCount wakes the KubernetesCluster of a Machine
+// that came or started to go, so its disruption budgets follow the count.
+func (r *KubernetesClusterReconciler) machineToKubernetesClusterByCount(ctx context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetLabels()[clusterv1.ClusterNameLabel]
+	if name == "" {
+		return nil
+	}
+	return requestsForClusterLabel(ctx, r.Client, &infrav1.KubernetesClusterList{}, obj.GetNamespace(), name)
+}
+
+// machineCountChanged passes the Machine events that change a cluster's count
+// of machines by role: creation, deletion, the start of a deletion, and a
+// change of the control-plane label. Status updates, the bulk of Machine
+// events, pass nothing.
+func machineCountChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			_, wasControlPlane := e.ObjectOld.GetLabels()[clusterv1.MachineControlPlaneLabel]
+			_, isControlPlane := e.ObjectNew.GetLabels()[clusterv1.MachineControlPlaneLabel]
+			return isDeleting(e.ObjectOld) != isDeleting(e.ObjectNew) || wasControlPlane != isControlPlane
+		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
 
 func isDeleting(obj client.Object) bool { return !obj.GetDeletionTimestamp().IsZero() }

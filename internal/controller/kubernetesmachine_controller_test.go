@@ -171,6 +171,9 @@ func TestWorkerPodIsRenderedAndProvisioned(t *testing.T) {
 	g.Expect(pod.Spec.Containers[0].Resources.Requests).NotTo(BeEmpty(), "a node Pod is never BestEffort")
 	g.Expect(pod.OwnerReferences).To(BeEmpty())
 	g.Expect(pod.Labels).To(HaveKeyWithValue(infrav1.NodeRoleLabel, infrav1.NodeRoleWorker))
+	g.Expect(pod.Spec.TopologySpreadConstraints).To(HaveLen(1), "workers prefer different hosting nodes by default")
+	g.Expect(pod.Spec.TopologySpreadConstraints[0].TopologyKey).To(Equal(corev1.LabelHostname))
+	g.Expect(pod.Spec.TopologySpreadConstraints[0].LabelSelector.MatchLabels).To(HaveKeyWithValue(infrav1.NodeRoleLabel, infrav1.NodeRoleWorker))
 
 	secret := &corev1.Secret{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: tc.namespace, Name: nodepod.BootstrapSecretName(pod.Name)}, secret)).To(Succeed())

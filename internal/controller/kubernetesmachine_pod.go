@@ -25,6 +25,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -47,6 +49,11 @@ const (
 	// logReadLines is how much of the log is read to find the bootstrap's last
 	// lines: systemd's shutdown after a failure prints some 40 lines.
 	logReadLines = 200
+	// rejectedPodRetry is how often a Pod the hosting cluster rejected (Pod
+	// Security, an admission webhook, an exhausted quota) is tried again: the
+	// fix (a namespace label, freed quota) happens where the provider cannot
+	// watch, and one rejected request per machine every 30s costs little.
+	rejectedPodRetry = 30 * time.Second
 )
 
 func setPodProvisioned(km *infrav1.KubernetesMachine, status metav1.ConditionStatus, reason, message string) {
@@ -219,6 +226,12 @@ func kindOf(obj client.Object) string {
 		return "Secret"
 	case *corev1.PersistentVolumeClaim:
 		return "PersistentVolumeClaim"
+	case *corev1.Service:
+		return "Service"
+	case *policyv1.PodDisruptionBudget:
+		return "PodDisruptionBudget"
+	case *networkingv1.NetworkPolicy:
+		return "NetworkPolicy"
 	}
 	return fmt.Sprintf("%T", obj)
 }
@@ -304,7 +317,7 @@ func (r *KubernetesMachineReconciler) reconcilePod(ctx context.Context, s *machi
 			setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodRejectedReason,
 				fmt.Sprintf("%s rejected node Pod %s: %v", s.hosting.Description, klog.KObj(desired), err))
 			r.Recorder.Eventf(s.km, nil, corev1.EventTypeWarning, "NodePodRejected", "Create", "%v", err)
-			return ctrl.Result{RequeueAfter: 5 * time.Minute}, nil
+			return ctrl.Result{RequeueAfter: rejectedPodRetry}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("creating Pod %s on %s: %w", klog.KObj(desired), s.hosting.Description, err)
 	}

@@ -31,6 +31,7 @@ import (
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
 )
 
 // provisionedWorker creates a cluster with one worker whose node Pod runs.
@@ -212,13 +213,10 @@ func TestPauseStopsAllWrites(t *testing.T) {
 
 // expectNothingLeft asserts the hosting namespace holds no object of the provider.
 func expectNothingLeft(g Gomega, hostingClient client.Client, namespace string) {
-	ctx := context.Background()
-	selector := client.MatchingLabels{infrav1.ManagedByLabel: infrav1.ManagedByValue}
 	g.Eventually(func(g Gomega) {
-		for _, list := range []client.ObjectList{&corev1.PodList{}, &corev1.SecretList{}, &corev1.ServiceList{}, &corev1.PersistentVolumeClaimList{}} {
-			g.Expect(hostingClient.List(ctx, list, client.InNamespace(namespace), selector)).To(Succeed())
-			g.Expect(list).To(HaveField("Items", BeEmpty()), "%T", list)
-		}
+		left, err := envtest.Leftovers(context.Background(), hostingClient, namespace)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(left).To(BeEmpty())
 	}, 20*time.Second, 200*time.Millisecond).Should(Succeed())
 }
 

@@ -32,6 +32,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -321,7 +323,10 @@ func (r *Registry) notify(rc *remote) {
 
 // ManagedObjectTypes are the kinds the provider creates on hosting clusters.
 func ManagedObjectTypes() []client.Object {
-	return []client.Object{&corev1.Pod{}, &corev1.Secret{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{}}
+	return []client.Object{
+		&corev1.Pod{}, &corev1.Secret{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{},
+		&policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{},
+	}
 }
 
 // ManagedObjectsCache limits a hosting cache to the objects the provider created,

@@ -33,9 +33,12 @@ const (
 	// maxLabelLength is the limit of DNS-1123/1035 labels and of label values.
 	maxLabelLength = validation.DNS1123LabelMaxLength
 
-	bootstrapSecretSuffix = "-bootstrap"
-	serviceNameSuffix     = "-apiserver"
-	nodeImageRepository   = "kindest/node:"
+	bootstrapSecretSuffix    = "-bootstrap"
+	serviceNameSuffix        = "-apiserver"
+	controlPlaneBudgetSuffix = "-control-plane"
+	workersBudgetSuffix      = "-workers"
+	networkPolicySuffix      = "-isolation"
+	nodeImageRepository      = "kindest/node:"
 )
 
 // PodName is the name of the node Pod of a machine, which also becomes the
@@ -61,11 +64,33 @@ func ClaimName(podName, templateName string) string {
 	return hashedName(sanitize(strings.ToLower(name), isLabelChar), name, validation.DNS1123SubdomainMaxLength)
 }
 
-// ServiceName is the name of the control-plane Service of a cluster; it must be
-// a DNS-1035 label, so a cluster name starting with a digit gets a "c" prefix
-// and a hash.
+// ServiceName is the name of the control-plane Service of a cluster.
 func ServiceName(clusterName string) string {
-	name := clusterName + serviceNameSuffix
+	return clusterObjectName(clusterName, serviceNameSuffix)
+}
+
+// ControlPlaneBudgetName is the name of the PodDisruptionBudget of a cluster's
+// control-plane node Pods.
+func ControlPlaneBudgetName(clusterName string) string {
+	return clusterObjectName(clusterName, controlPlaneBudgetSuffix)
+}
+
+// WorkersBudgetName is the name of the PodDisruptionBudget of a cluster's
+// worker node Pods.
+func WorkersBudgetName(clusterName string) string {
+	return clusterObjectName(clusterName, workersBudgetSuffix)
+}
+
+// NetworkPolicyName is the name of the NetworkPolicy that isolates a cluster's node Pods.
+func NetworkPolicyName(clusterName string) string {
+	return clusterObjectName(clusterName, networkPolicySuffix)
+}
+
+// clusterObjectName is the name of a cluster-wide hosting object: the cluster
+// name and a suffix. It is a DNS-1035 label (what a Service name must be), so a
+// cluster name starting with a digit gets a "c" prefix and a hash.
+func clusterObjectName(clusterName, suffix string) string {
+	name := clusterName + suffix
 	if len(validation.IsDNS1035Label(name)) == 0 {
 		return name
 	}
@@ -73,7 +98,7 @@ func ServiceName(clusterName string) string {
 	if prefix == "" || prefix[0] < 'a' || prefix[0] > 'z' {
 		prefix = "c" + prefix
 	}
-	return hashedName(prefix, clusterName, maxLabelLength-len(serviceNameSuffix)) + serviceNameSuffix
+	return hashedName(prefix, clusterName, maxLabelLength-len(suffix)) + suffix
 }
 
 // ProviderID is the providerID of the node that runs in Pod podName of hostingNamespace.

@@ -97,6 +97,7 @@ func NewPod(m Machine) *corev1.Pod {
 			NodeSelector:                  nodeSelector(spec.NodeSelector, m.FailureDomain),
 			Tolerations:                   spec.Tolerations,
 			Affinity:                      spec.Affinity,
+			TopologySpreadConstraints:     topologySpread(m, spec),
 			PriorityClassName:             spec.PriorityClassName,
 		},
 	}
@@ -160,4 +161,34 @@ func nodeSelector(user map[string]string, failureDomain string) map[string]strin
 	}
 	selector[corev1.LabelTopologyZone] = failureDomain
 	return selector
+}
+
+// topologySpread is the user's constraints, or the provider's spreading: a
+// cluster's control-plane node Pods prefer different hosting nodes and zones,
+// its workers different hosting nodes. The constraints are soft, so a small
+// or zone-less hosting cluster still schedules every Pod, and a failure
+// domain's node selector still pins the zone.
+func topologySpread(m Machine, spec *infrav1.KubernetesMachineSpec) []corev1.TopologySpreadConstraint {
+	if len(spec.TopologySpreadConstraints) > 0 {
+		return spec.TopologySpreadConstraints
+	}
+	if spec.Spreading == infrav1.SpreadingNone {
+		return nil
+	}
+	peers := &metav1.LabelSelector{MatchLabels: ClusterLabels(m.Namespace, m.ClusterName)}
+	peers.MatchLabels[infrav1.NodeRoleLabel] = nodeRole(m.ControlPlane)
+	keys := []string{corev1.LabelHostname}
+	if m.ControlPlane {
+		keys = append(keys, corev1.LabelTopologyZone)
+	}
+	constraints := make([]corev1.TopologySpreadConstraint, 0, len(keys))
+	for _, key := range keys {
+		constraints = append(constraints, corev1.TopologySpreadConstraint{
+			MaxSkew:           1,
+			TopologyKey:       key,
+			WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector:     peers.DeepCopy(),
+		})
+	}
+	return constraints
 }

@@ -268,3 +268,44 @@ func TestPodOfALongMachineNameIsNamedAndLabelledValidly(t *testing.T) {
 	}
 	g.Expect(volumeNamed(g, pod, bootstrapVolume).Secret.SecretName).To(Equal(BootstrapSecretName(pod.Name)))
 }
+
+func TestSpreadingPrefersDifferentHostingNodesAndZones(t *testing.T) {
+	g := NewWithT(t)
+	controlPlane, worker := NewPod(testMachine(true)), NewPod(testMachine(false))
+
+	cp := controlPlane.Spec.TopologySpreadConstraints
+	g.Expect(cp).To(HaveLen(2))
+	g.Expect([]string{cp[0].TopologyKey, cp[1].TopologyKey}).To(Equal([]string{corev1.LabelHostname, corev1.LabelTopologyZone}))
+	for _, constraint := range append(cp, worker.Spec.TopologySpreadConstraints...) {
+		g.Expect(constraint.WhenUnsatisfiable).To(Equal(corev1.ScheduleAnyway), "a preference: a one-node hosting cluster still schedules")
+		g.Expect(constraint.MaxSkew).To(Equal(int32(1)))
+	}
+	g.Expect(selects(g, cp[0].LabelSelector, controlPlane)).To(BeTrue())
+	g.Expect(selects(g, cp[0].LabelSelector, worker)).To(BeFalse(), "control planes spread among themselves")
+
+	w := worker.Spec.TopologySpreadConstraints
+	g.Expect(w).To(HaveLen(1))
+	g.Expect(w[0].TopologyKey).To(Equal(corev1.LabelHostname))
+	g.Expect(selects(g, w[0].LabelSelector, worker)).To(BeTrue())
+	other := testMachine(false)
+	other.ClusterName = "other"
+	g.Expect(selects(g, w[0].LabelSelector, NewPod(other))).To(BeFalse(), "spread among the cluster's own workers")
+}
+
+func TestSpreadingCanBeReplacedOrTurnedOff(t *testing.T) {
+	g := NewWithT(t)
+	off := testMachine(true)
+	off.Spec.Spreading = infrav1.SpreadingNone
+	g.Expect(NewPod(off).Spec.TopologySpreadConstraints).To(BeEmpty())
+
+	own := testMachine(true)
+	constraint := corev1.TopologySpreadConstraint{MaxSkew: 2, TopologyKey: "rack", WhenUnsatisfiable: corev1.DoNotSchedule}
+	own.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{constraint}
+	g.Expect(NewPod(own).Spec.TopologySpreadConstraints).To(Equal([]corev1.TopologySpreadConstraint{constraint}))
+
+	pinned := testMachine(true)
+	pinned.FailureDomain = "zone-b"
+	pod := NewPod(pinned)
+	g.Expect(pod.Spec.NodeSelector).To(HaveKeyWithValue(corev1.LabelTopologyZone, "zone-b"), "a failure domain still pins")
+	g.Expect(pod.Spec.TopologySpreadConstraints).To(HaveLen(2))
+}

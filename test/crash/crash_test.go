@@ -33,7 +33,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -137,13 +136,12 @@ func runLife(t *testing.T, killAfter int) (killedBy string, writes int) {
 	return killedBy, writes
 }
 
-// expectNothingLeft checks that no node Pod, bootstrap Secret or Service of
-// the provider is left in the namespace.
+// expectNothingLeft checks that no object of the provider (node Pod,
+// bootstrap Secret, Service, budget, NetworkPolicy) is left in the namespace.
 func expectNothingLeft(g Gomega, namespace string) {
-	for _, list := range []client.ObjectList{&corev1.PodList{}, &corev1.ServiceList{}, &corev1.SecretList{}} {
-		g.Expect(env.Client.List(context.Background(), list, client.InNamespace(namespace), client.HasLabels{infrav1.ClusterNamespaceLabel})).To(Succeed())
-		g.Expect(apimeta.LenList(list)).To(BeZero(), "%T left on the hosting cluster: %v", list, list)
-	}
+	left, err := envtest.Leftovers(context.Background(), env.Client, namespace)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(left).To(BeEmpty(), "left on the hosting cluster")
 }
 
 func newNamespace(g Gomega) string {

@@ -26,6 +26,8 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -34,12 +36,15 @@ import (
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 )
 
-// expectNoServicesOrClaims checks that the cluster's control-plane Service
-// and its machines' PersistentVolumeClaims are gone from the hosting cluster.
+// expectNoServicesOrClaims checks that the cluster's control-plane Service,
+// its disruption budgets, its NetworkPolicy and its machines'
+// PersistentVolumeClaims are gone from the hosting cluster.
 func expectNoServicesOrClaims(ctx context.Context, g Gomega, w *workloadCluster) {
 	g.Expect(hostingList(ctx, g, w, &corev1.ServiceList{}).Items).To(BeEmpty(), "Services left on the hosting cluster")
 	g.Expect(hostingList(ctx, g, w, &corev1.PersistentVolumeClaimList{}).Items).To(BeEmpty(),
 		"PersistentVolumeClaims left on the hosting cluster")
+	g.Expect(hostingList(ctx, g, w, &policyv1.PodDisruptionBudgetList{}).Items).To(BeEmpty(), "PodDisruptionBudgets left on the hosting cluster")
+	g.Expect(hostingList(ctx, g, w, &networkingv1.NetworkPolicyList{}).Items).To(BeEmpty(), "NetworkPolicies left on the hosting cluster")
 }
 
 // dumpDiagnostics logs what explains a failure: the Cluster API objects with

@@ -17,11 +17,15 @@ limitations under the License.
 package v1beta1
 
 import (
+	"fmt"
 	"net"
+	"strconv"
 	"strings"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -39,6 +43,12 @@ func defaultClusterSpec(spec *infrav1.KubernetesClusterSpec) {
 	if spec.ControlPlaneService.Port == 0 {
 		spec.ControlPlaneService.Port = infrav1.DefaultAPIServerPort
 	}
+	if spec.DisruptionBudgets.ControlPlane == "" {
+		spec.DisruptionBudgets.ControlPlane = infrav1.ControlPlaneBudgetQuorum
+	}
+	if spec.NetworkIsolation.Mode == "" {
+		spec.NetworkIsolation.Mode = infrav1.NetworkIsolationEnabled
+	}
 	if spec.HostingCluster != nil && spec.HostingCluster.Key == "" {
 		spec.HostingCluster.Key = infrav1.DefaultKubeconfigKey
 	}
@@ -51,6 +61,71 @@ func validateClusterSpec(spec *infrav1.KubernetesClusterSpec, path *field.Path) 
 	errs = append(errs, validateHostingCluster(spec.HostingCluster, path.Child("hostingCluster"))...)
 	errs = append(errs, validateControlPlaneService(spec.ControlPlaneService, path.Child("controlPlaneService"))...)
 	errs = append(errs, validateFailureDomains(spec.FailureDomains, path.Child("failureDomains"))...)
+	errs = append(errs, validateWorkersMaxUnavailable(spec.DisruptionBudgets.WorkersMaxUnavailable, path.Child("disruptionBudgets", "workersMaxUnavailable"))...)
+	for i, peer := range spec.NetworkIsolation.APIServerClients {
+		errs = append(errs, validatePeer(peer, path.Child("networkIsolation", "apiServerClients").Index(i))...)
+	}
+	return errs
+}
+
+func validateWorkersMaxUnavailable(value *intstr.IntOrString, path *field.Path) field.ErrorList {
+	if value == nil {
+		return nil
+	}
+	if value.Type == intstr.Int {
+		if value.IntVal < 0 {
+			return field.ErrorList{field.Invalid(path, value.IntVal, "must not be negative")}
+		}
+		return nil
+	}
+	percent, err := strconv.Atoi(strings.TrimSuffix(value.StrVal, "%"))
+	if !strings.HasSuffix(value.StrVal, "%") || err != nil || percent < 0 || percent > 100 {
+		return field.ErrorList{field.Invalid(path, value.StrVal, "must be a number or a percentage between 0% and 100%")}
+	}
+	return nil
+}
+
+// validatePeer checks one NetworkPolicy peer: selectors or an IP block, not both.
+func validatePeer(peer networkingv1.NetworkPolicyPeer, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	selectors := peer.PodSelector != nil || peer.NamespaceSelector != nil
+	switch {
+	case selectors && peer.IPBlock != nil:
+		errs = append(errs, field.Invalid(path, "ipBlock", "must set either podSelector and namespaceSelector, or ipBlock, not both"))
+	case !selectors && peer.IPBlock == nil:
+		errs = append(errs, field.Required(path, "podSelector, namespaceSelector or ipBlock"))
+	}
+	options := metav1validation.LabelSelectorValidationOptions{}
+	if peer.PodSelector != nil {
+		errs = append(errs, metav1validation.ValidateLabelSelector(peer.PodSelector, options, path.Child("podSelector"))...)
+	}
+	if peer.NamespaceSelector != nil {
+		errs = append(errs, metav1validation.ValidateLabelSelector(peer.NamespaceSelector, options, path.Child("namespaceSelector"))...)
+	}
+	if peer.IPBlock != nil {
+		errs = append(errs, validateIPBlock(*peer.IPBlock, path.Child("ipBlock"))...)
+	}
+	return errs
+}
+
+// validateIPBlock checks the CIDR and that every exception lies inside it.
+func validateIPBlock(block networkingv1.IPBlock, path *field.Path) field.ErrorList {
+	_, network, err := net.ParseCIDR(block.CIDR)
+	if err != nil {
+		return field.ErrorList{field.Invalid(path.Child("cidr"), block.CIDR, "must be a CIDR such as 10.0.0.0/8")}
+	}
+	var errs field.ErrorList
+	for i, except := range block.Except {
+		_, inner, err := net.ParseCIDR(except)
+		outerSize, _ := network.Mask.Size()
+		if err != nil {
+			errs = append(errs, field.Invalid(path.Child("except").Index(i), except, "must be a CIDR"))
+			continue
+		}
+		if innerSize, _ := inner.Mask.Size(); !network.Contains(inner.IP) || innerSize <= outerSize {
+			errs = append(errs, field.Invalid(path.Child("except").Index(i), except, fmt.Sprintf("must be a strict subset of %s", block.CIDR)))
+		}
+	}
 	return errs
 }
 

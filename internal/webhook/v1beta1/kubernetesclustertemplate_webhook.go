@@ -59,7 +59,9 @@ func (*KubernetesClusterTemplateWebhook) ValidateUpdate(ctx context.Context, old
 		return nil, err
 	}
 	if !dryRun {
-		errs = append(errs, immutable(path, oldTemplate.Spec.Template.Spec, newTemplate.Spec.Template.Spec,
+		oldSpec := oldTemplate.Spec.Template.Spec.DeepCopy()
+		defaultClusterSpec(oldSpec) // defaults a newer provider adds are not changes
+		errs = append(errs, immutable(path, *oldSpec, newTemplate.Spec.Template.Spec,
 			"is immutable: create a new template and point the Cluster or ClusterClass at it")...)
 	}
 	return nil, invalid("KubernetesClusterTemplate", newTemplate.Name, errs)

@@ -53,6 +53,8 @@ func (*KubernetesMachineWebhook) ValidateUpdate(_ context.Context, oldMachine, n
 	path := field.NewPath("spec")
 	errs := validateMachineSpec(&newMachine.Spec, path)
 	oldSpec := oldMachine.Spec.DeepCopy()
+	// A default a newer provider adds to a machine created before it is not a change.
+	defaultMachineSpec(oldSpec)
 	if oldSpec.ProviderID == "" {
 		oldSpec.ProviderID = newMachine.Spec.ProviderID
 	}

@@ -57,7 +57,9 @@ func (*KubernetesMachineTemplateWebhook) ValidateUpdate(ctx context.Context, old
 		return nil, err
 	}
 	if !dryRun {
-		errs = append(errs, immutable(field.NewPath("spec", "template", "spec"), oldTemplate.Spec.Template.Spec, newTemplate.Spec.Template.Spec,
+		oldSpec := oldTemplate.Spec.Template.Spec.DeepCopy()
+		defaultMachineSpec(oldSpec) // defaults a newer provider adds are not changes
+		errs = append(errs, immutable(field.NewPath("spec", "template", "spec"), *oldSpec, newTemplate.Spec.Template.Spec,
 			"is immutable: create a new template and roll the machines to it")...)
 	}
 	return nil, invalid("KubernetesMachineTemplate", newTemplate.Name, errs)

@@ -68,6 +68,9 @@ func defaultMachineSpec(spec *infrav1.KubernetesMachineSpec) {
 		}
 		spec.Resources.Requests[name] = quantity.DeepCopy()
 	}
+	if spec.Spreading == "" && len(spec.TopologySpreadConstraints) == 0 {
+		spec.Spreading = infrav1.SpreadingPreferred
+	}
 	for i := range spec.VolumeClaimTemplates {
 		if len(spec.VolumeClaimTemplates[i].AccessModes) == 0 {
 			spec.VolumeClaimTemplates[i].AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
@@ -88,7 +91,68 @@ func validateMachineSpec(spec *infrav1.KubernetesMachineSpec, path *field.Path) 
 	errs = append(errs, validatePodMetadata(spec.PodMetadata, path.Child("podMetadata"))...)
 	errs = append(errs, validateVolumeClaimTemplates(spec.VolumeClaimTemplates, path.Child("volumeClaimTemplates"))...)
 	errs = append(errs, validateBootstrapTimeout(spec.BootstrapTimeout, path.Child("bootstrapTimeout"))...)
+	errs = append(errs, validateSpreading(spec, path)...)
 	return errs
+}
+
+var (
+	supportedWhenUnsatisfiable = []string{string(corev1.DoNotSchedule), string(corev1.ScheduleAnyway)}
+	supportedInclusionPolicies = []string{string(corev1.NodeInclusionPolicyHonor), string(corev1.NodeInclusionPolicyIgnore)}
+)
+
+// validateSpreading checks spreading and topologySpreadConstraints, which replace it.
+func validateSpreading(spec *infrav1.KubernetesMachineSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if spec.Spreading != "" && len(spec.TopologySpreadConstraints) > 0 {
+		errs = append(errs, field.Invalid(path.Child("spreading"), spec.Spreading,
+			"must be empty when topologySpreadConstraints is set: they replace the provider's spreading"))
+	}
+	for i, constraint := range spec.TopologySpreadConstraints {
+		errs = append(errs, validateTopologySpreadConstraint(constraint, path.Child("topologySpreadConstraints").Index(i))...)
+	}
+	return errs
+}
+
+func validateTopologySpreadConstraint(constraint corev1.TopologySpreadConstraint, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if constraint.MaxSkew < 1 {
+		errs = append(errs, field.Invalid(path.Child("maxSkew"), constraint.MaxSkew, "must be at least 1"))
+	}
+	if constraint.TopologyKey == "" {
+		errs = append(errs, field.Required(path.Child("topologyKey"), "names the node label that makes a topology domain"))
+	}
+	for _, msg := range validation.IsQualifiedName(constraint.TopologyKey) {
+		if constraint.TopologyKey != "" {
+			errs = append(errs, field.Invalid(path.Child("topologyKey"), constraint.TopologyKey, msg))
+		}
+	}
+	if !slices.Contains(supportedWhenUnsatisfiable, string(constraint.WhenUnsatisfiable)) {
+		errs = append(errs, field.NotSupported(path.Child("whenUnsatisfiable"), constraint.WhenUnsatisfiable, supportedWhenUnsatisfiable))
+	}
+	if constraint.MinDomains != nil && (*constraint.MinDomains < 1 || constraint.WhenUnsatisfiable != corev1.DoNotSchedule) {
+		errs = append(errs, field.Invalid(path.Child("minDomains"), *constraint.MinDomains, "must be at least 1, and only with whenUnsatisfiable DoNotSchedule"))
+	}
+	errs = append(errs, validateInclusionPolicy(constraint.NodeAffinityPolicy, path.Child("nodeAffinityPolicy"))...)
+	errs = append(errs, validateInclusionPolicy(constraint.NodeTaintsPolicy, path.Child("nodeTaintsPolicy"))...)
+	if constraint.LabelSelector != nil {
+		errs = append(errs, metav1validation.ValidateLabelSelector(constraint.LabelSelector, metav1validation.LabelSelectorValidationOptions{}, path.Child("labelSelector"))...)
+	}
+	for i, key := range constraint.MatchLabelKeys {
+		for _, msg := range validation.IsQualifiedName(key) {
+			errs = append(errs, field.Invalid(path.Child("matchLabelKeys").Index(i), key, msg))
+		}
+	}
+	if len(constraint.MatchLabelKeys) > 0 && constraint.LabelSelector == nil {
+		errs = append(errs, field.Required(path.Child("labelSelector"), "must be set when matchLabelKeys is"))
+	}
+	return errs
+}
+
+func validateInclusionPolicy(policy *corev1.NodeInclusionPolicy, path *field.Path) field.ErrorList {
+	if policy == nil || slices.Contains(supportedInclusionPolicies, string(*policy)) {
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(path, *policy, supportedInclusionPolicies)}
 }
 
 func validateProviderID(providerID string, path *field.Path) field.ErrorList {

@@ -17,13 +17,16 @@ limitations under the License.
 package v1beta1
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -117,6 +120,43 @@ func TestValidateMachineSpec(t *testing.T) {
 		{name: "bootstrap timeout too long", mutate: func(s *infrav1.KubernetesMachineSpec) {
 			s.BootstrapTimeout = &metav1.Duration{Duration: 3 * time.Hour}
 		}, wantField: "spec.bootstrapTimeout"},
+		{name: "own topology spread constraint", mutate: func(s *infrav1.KubernetesMachineSpec) {
+			s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{spreadConstraint()}
+		}},
+		{name: "spreading together with own constraints", mutate: func(s *infrav1.KubernetesMachineSpec) {
+			s.Spreading = infrav1.SpreadingNone
+			s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{spreadConstraint()}
+		}, wantField: "spec.spreading"},
+		{name: "spread constraint with zero skew", mutate: func(s *infrav1.KubernetesMachineSpec) {
+			c := spreadConstraint()
+			c.MaxSkew = 0
+			s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{c}
+		}, wantField: "spec.topologySpreadConstraints[0].maxSkew"},
+		{name: "spread constraint without topology key", mutate: func(s *infrav1.KubernetesMachineSpec) {
+			c := spreadConstraint()
+			c.TopologyKey = ""
+			s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{c}
+		}, wantField: "spec.topologySpreadConstraints[0].topologyKey"},
+		{name: "spread constraint with unknown whenUnsatisfiable", mutate: func(s *infrav1.KubernetesMachineSpec) {
+			c := spreadConstraint()
+			c.WhenUnsatisfiable = "Maybe"
+			s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{c}
+		}, wantField: "spec.topologySpreadConstraints[0].whenUnsatisfiable"},
+		{name: "spread constraint with minDomains and ScheduleAnyway", mutate: func(s *infrav1.KubernetesMachineSpec) {
+			c := spreadConstraint()
+			c.MinDomains = ptr.To[int32](2)
+			s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{c}
+		}, wantField: "spec.topologySpreadConstraints[0].minDomains"},
+		{name: "spread constraint with bad selector", mutate: func(s *infrav1.KubernetesMachineSpec) {
+			c := spreadConstraint()
+			c.LabelSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"a b": "c"}}
+			s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{c}
+		}, wantField: "spec.topologySpreadConstraints[0].labelSelector"},
+		{name: "spread constraint with unknown node affinity policy", mutate: func(s *infrav1.KubernetesMachineSpec) {
+			c := spreadConstraint()
+			c.NodeAffinityPolicy = ptr.To(corev1.NodeInclusionPolicy("Sometimes"))
+			s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{c}
+		}, wantField: "spec.topologySpreadConstraints[0].nodeAffinityPolicy"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,8 +182,9 @@ func TestDefaultMachineSpec(t *testing.T) {
 		want infrav1.KubernetesMachineSpec
 	}{
 		{
-			name: "empty spec gets timeout and requests",
+			name: "empty spec gets timeout, requests and spreading",
 			want: infrav1.KubernetesMachineSpec{
+				Spreading:        infrav1.SpreadingPreferred,
 				BootstrapTimeout: &metav1.Duration{Duration: 15 * time.Minute},
 				Resources:        infrav1.NodeResources{Requests: corev1.ResourceList{"cpu": resource.MustParse("250m"), "memory": resource.MustParse("1Gi")}},
 			},
@@ -155,6 +196,7 @@ func TestDefaultMachineSpec(t *testing.T) {
 				Resources:        infrav1.NodeResources{Limits: corev1.ResourceList{"memory": resource.MustParse("4Gi")}},
 			},
 			want: infrav1.KubernetesMachineSpec{
+				Spreading:        infrav1.SpreadingPreferred,
 				BootstrapTimeout: &metav1.Duration{Duration: time.Hour},
 				Resources: infrav1.NodeResources{
 					Requests: corev1.ResourceList{"cpu": resource.MustParse("250m")},
@@ -169,9 +211,23 @@ func TestDefaultMachineSpec(t *testing.T) {
 				VolumeClaimTemplates: []infrav1.VolumeClaimTemplate{{Name: "a"}},
 			},
 			want: infrav1.KubernetesMachineSpec{
+				Spreading:            infrav1.SpreadingPreferred,
 				BootstrapTimeout:     &metav1.Duration{Duration: 15 * time.Minute},
 				Resources:            infrav1.NodeResources{Requests: corev1.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")}},
 				VolumeClaimTemplates: []infrav1.VolumeClaimTemplate{{Name: "a", AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}}},
+			},
+		},
+		{
+			name: "own constraints get no spreading",
+			spec: infrav1.KubernetesMachineSpec{
+				BootstrapTimeout:          &metav1.Duration{Duration: time.Hour},
+				Resources:                 infrav1.NodeResources{Requests: corev1.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")}},
+				TopologySpreadConstraints: []corev1.TopologySpreadConstraint{spreadConstraint()},
+			},
+			want: infrav1.KubernetesMachineSpec{
+				BootstrapTimeout:          &metav1.Duration{Duration: time.Hour},
+				Resources:                 infrav1.NodeResources{Requests: corev1.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")}},
+				TopologySpreadConstraints: []corev1.TopologySpreadConstraint{spreadConstraint()},
 			},
 		},
 	}
@@ -235,6 +291,44 @@ func TestValidateClusterSpec(t *testing.T) {
 		{name: "failure domain not a label value", mutate: func(s *infrav1.KubernetesClusterSpec) {
 			s.FailureDomains = []clusterv1.FailureDomain{{Name: "zone a"}}
 		}, wantField: "spec.failureDomains[0].name"},
+		{name: "workers budget as a number", mutate: func(s *infrav1.KubernetesClusterSpec) {
+			s.DisruptionBudgets.WorkersMaxUnavailable = ptr.To(intstr.FromInt32(1))
+		}},
+		{name: "workers budget as a percentage", mutate: func(s *infrav1.KubernetesClusterSpec) {
+			s.DisruptionBudgets.WorkersMaxUnavailable = ptr.To(intstr.FromString("25%"))
+		}},
+		{name: "workers budget negative", mutate: func(s *infrav1.KubernetesClusterSpec) {
+			s.DisruptionBudgets.WorkersMaxUnavailable = ptr.To(intstr.FromInt32(-1))
+		}, wantField: "spec.disruptionBudgets.workersMaxUnavailable"},
+		{name: "workers budget over 100%", mutate: func(s *infrav1.KubernetesClusterSpec) {
+			s.DisruptionBudgets.WorkersMaxUnavailable = ptr.To(intstr.FromString("150%"))
+		}, wantField: "spec.disruptionBudgets.workersMaxUnavailable"},
+		{name: "workers budget not a percentage", mutate: func(s *infrav1.KubernetesClusterSpec) {
+			s.DisruptionBudgets.WorkersMaxUnavailable = ptr.To(intstr.FromString("half"))
+		}, wantField: "spec.disruptionBudgets.workersMaxUnavailable"},
+		{name: "API server client by selectors", mutate: func(s *infrav1.KubernetesClusterSpec) {
+			s.NetworkIsolation.APIServerClients = []networkingv1.NetworkPolicyPeer{{
+				PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"cluster.x-k8s.io/cluster-name": "mgmt"}}, NamespaceSelector: &metav1.LabelSelector{},
+			}}
+		}},
+		{name: "API server client by IP block", mutate: func(s *infrav1.KubernetesClusterSpec) {
+			s.NetworkIsolation.APIServerClients = []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "192.0.2.0/24", Except: []string{"192.0.2.8/29"}}}}
+		}},
+		{name: "API server client empty", mutate: func(s *infrav1.KubernetesClusterSpec) {
+			s.NetworkIsolation.APIServerClients = []networkingv1.NetworkPolicyPeer{{}}
+		}, wantField: "spec.networkIsolation.apiServerClients[0]"},
+		{name: "API server client with selector and IP block", mutate: func(s *infrav1.KubernetesClusterSpec) {
+			s.NetworkIsolation.APIServerClients = []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}, IPBlock: &networkingv1.IPBlock{CIDR: "192.0.2.0/24"}}}
+		}, wantField: "spec.networkIsolation.apiServerClients[0]"},
+		{name: "API server client bad CIDR", mutate: func(s *infrav1.KubernetesClusterSpec) {
+			s.NetworkIsolation.APIServerClients = []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "192.0.2.0"}}}
+		}, wantField: "spec.networkIsolation.apiServerClients[0].ipBlock.cidr"},
+		{name: "API server client exception outside the block", mutate: func(s *infrav1.KubernetesClusterSpec) {
+			s.NetworkIsolation.APIServerClients = []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "192.0.2.0/24", Except: []string{"198.51.100.0/25"}}}}
+		}, wantField: "spec.networkIsolation.apiServerClients[0].ipBlock.except[0]"},
+		{name: "API server client bad selector", mutate: func(s *infrav1.KubernetesClusterSpec) {
+			s.NetworkIsolation.APIServerClients = []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"a b": ""}}}}
+		}, wantField: "spec.networkIsolation.apiServerClients[0].podSelector"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,6 +353,8 @@ func TestDefaultClusterSpec(t *testing.T) {
 	want := &infrav1.KubernetesClusterSpec{
 		HostingCluster:      &infrav1.HostingClusterReference{SecretName: "a", Key: "value"},
 		ControlPlaneService: infrav1.ControlPlaneService{Type: infrav1.ServiceTypeClusterIP, Port: 6443},
+		DisruptionBudgets:   infrav1.DisruptionBudgets{ControlPlane: infrav1.ControlPlaneBudgetQuorum},
+		NetworkIsolation:    infrav1.NetworkIsolation{Mode: infrav1.NetworkIsolationEnabled},
 	}
 	g.Expect(spec).To(Equal(want))
 	defaultClusterSpec(spec)
@@ -267,4 +363,34 @@ func TestDefaultClusterSpec(t *testing.T) {
 	custom := &infrav1.KubernetesClusterSpec{ControlPlaneService: infrav1.ControlPlaneService{Type: infrav1.ServiceTypeNodePort, Port: 443}}
 	defaultClusterSpec(custom)
 	g.Expect(custom.ControlPlaneService).To(Equal(infrav1.ControlPlaneService{Type: infrav1.ServiceTypeNodePort, Port: 443}))
+}
+
+// spreadConstraint is a valid constraint of the user's own.
+func spreadConstraint() corev1.TopologySpreadConstraint {
+	return corev1.TopologySpreadConstraint{
+		MaxSkew:           1,
+		TopologyKey:       corev1.LabelHostname,
+		WhenUnsatisfiable: corev1.ScheduleAnyway,
+		LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{"cluster.x-k8s.io/cluster-name": "a"}},
+	}
+}
+
+// A machine or template stored before this provider version added a default
+// must stay updatable (labels, finalizers): the new default is not a change.
+func TestNewDefaultsAreNotImmutableChanges(t *testing.T) {
+	g := NewWithT(t)
+	old := &infrav1.KubernetesMachine{Spec: infrav1.KubernetesMachineSpec{
+		BootstrapTimeout: &metav1.Duration{Duration: 15 * time.Minute},
+		Resources:        infrav1.NodeResources{Requests: corev1.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")}},
+	}}
+	updated := old.DeepCopy()
+	updated.Labels = map[string]string{"team": "a"}
+	g.Expect((&KubernetesMachineWebhook{}).Default(context.Background(), updated)).To(Succeed())
+	g.Expect(updated.Spec.Spreading).To(Equal(infrav1.SpreadingPreferred))
+	_, err := (&KubernetesMachineWebhook{}).ValidateUpdate(context.Background(), old, updated)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	updated.Spec.Spreading = infrav1.SpreadingNone
+	_, err = (&KubernetesMachineWebhook{}).ValidateUpdate(context.Background(), old, updated)
+	g.Expect(err).To(MatchError(ContainSubstring("is immutable")), "a real change still is one")
 }

@@ -27,10 +27,12 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -191,6 +193,51 @@ func TestInvalidObjectsAreRejectedWithTheFieldPath(t *testing.T) {
 				Spec:       infrav1.KubernetesClusterSpec{HostingCluster: &infrav1.HostingClusterReference{SecretName: "other-namespace/kubeconfig"}},
 			},
 			wantPath: "spec.hostingCluster.secretName", wantWhy: "a lowercase RFC 1123 subdomain",
+		},
+		{
+			name: "spreading together with own spread constraints",
+			object: func() client.Object {
+				m := validMachine(ns, "spreading-and-constraints")
+				m.Spec.Spreading = infrav1.SpreadingPreferred
+				m.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway}}
+				return m
+			}(),
+			wantPath: "spec.spreading", wantWhy: "must be empty when topologySpreadConstraints is set",
+		},
+		{
+			name: "spread constraint with zero skew",
+			object: func() client.Object {
+				m := validMachine(ns, "zero-skew")
+				m.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 0, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway}}
+				return m
+			}(),
+			wantPath: "spec.topologySpreadConstraints[0].maxSkew", wantWhy: "must be at least 1",
+		},
+		{
+			name: "workers budget not a number or percentage",
+			object: &infrav1.KubernetesCluster{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bad-workers-budget"},
+				Spec:       infrav1.KubernetesClusterSpec{DisruptionBudgets: infrav1.DisruptionBudgets{WorkersMaxUnavailable: ptr.To(intstr.FromString("most"))}},
+			},
+			wantPath: "spec.disruptionBudgets.workersMaxUnavailable", wantWhy: "must be a number or a percentage",
+		},
+		{
+			name: "API server client with selector and IP block",
+			object: &infrav1.KubernetesCluster{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bad-api-client"},
+				Spec: infrav1.KubernetesClusterSpec{NetworkIsolation: infrav1.NetworkIsolation{APIServerClients: []networkingv1.NetworkPolicyPeer{{
+					PodSelector: &metav1.LabelSelector{}, IPBlock: &networkingv1.IPBlock{CIDR: "192.0.2.0/24"},
+				}}}},
+			},
+			wantPath: "spec.networkIsolation.apiServerClients[0]", wantWhy: "not both",
+		},
+		{
+			name: "unknown network isolation mode",
+			object: &infrav1.KubernetesCluster{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bad-isolation-mode"},
+				Spec:       infrav1.KubernetesClusterSpec{NetworkIsolation: infrav1.NetworkIsolation{Mode: "Strict"}},
+			},
+			wantPath: "spec.networkIsolation.mode", wantWhy: `supported values: "Enabled", "Disabled"`,
 		},
 	}
 	for _, tt := range tests {
