@@ -77,6 +77,16 @@ func TestWorkloadClusterLifecycle(t *testing.T) {
 	t.Run("a node Pod deleted behind the provider's back is reported and remediated", func(t *testing.T) {
 		expectRemediation(ctx, t, NewWithT(t), w)
 	})
+	t.Run("draining the hosting node is refused while it would break the control plane's quorum", func(t *testing.T) {
+		expectDrainRefused(ctx, t, NewWithT(t), w)
+	})
+	t.Run("node Pods of one cluster cannot reach another cluster's API server or kubelets", func(t *testing.T) {
+		g := NewWithT(t)
+		moved.waitAvailable(ctx, t, g, 15*time.Minute)
+		g.Eventually(func(g Gomega) { moved.expectNodesReady(ctx, g, 2) }).
+			WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+		expectIsolation(ctx, t, g, w, moved)
+	})
 	t.Run("clusterctl move to the workload cluster keeps every node Pod running", func(t *testing.T) {
 		expectMove(ctx, t, NewWithT(t), w, moved)
 	})

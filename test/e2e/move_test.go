@@ -128,6 +128,9 @@ func expectMove(ctx context.Context, t *testing.T, g Gomega, target, w *workload
 	targetClient, targetKubeconfig := initManagementCluster(ctx, t, g, target)
 	t.Logf("workload cluster %s became a management cluster in %s", target.name, time.Since(start).Round(time.Second))
 
+	// After the move, target's controllers run in its node Pods, which w's
+	// NetworkPolicy would refuse.
+	allowAPIServerClients(ctx, g, w, target)
 	before := w.nodePods(ctx, g)
 	g.Expect(before).To(HaveLen(2))
 	expectUntouched(g, before, before)

@@ -39,6 +39,7 @@ build() {
   wait "$pid" || die "building the node image failed"
   NODE_IMAGE_TAR=$(cat "$node_image_out")
   rm -f "$node_image_out"
+  "$repo/hack/network-policy-binary.sh" >/dev/null # the hosting cluster's NetworkPolicy agent
   BIN=$("$repo/hack/kube-binaries.sh" kubectl kubeadm)
   CLUSTERCTL=$("$repo/hack/cluster-api-binaries.sh" clusterctl)/clusterctl
   KUBERNETES_VERSION=$("$BIN/kubeadm" version -o short)

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # A one-node *hosting* Kubernetes cluster on this machine for the provider's
 # end-to-end tests: containerd, etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubelet and kube-proxy run as plain background processes
-# (PID 1 of these machines is not systemd), everything under one state folder.
+# kube-scheduler, kubelet, kube-proxy and kube-network-policies (NetworkPolicy
+# enforcement) run as plain background processes (PID 1 of these machines is
+# not systemd), everything under one state folder.
 #
 # usage: test/infra/hosting/hosting-cluster.sh up|down|status
 #
 # Environment (defaults in brackets):
 #   CAPK_HOSTING_STATE         state folder: PKI, configs, data, logs, PID files [/var/lib/capk-hosting]
 #   CAPK_HOSTING_BIN           folder with etcd and the Kubernetes binaries [built/cached by hack/kube-binaries.sh]
+#   CAPK_HOSTING_NETPOL_BIN    kube-network-policies binary [built/cached by hack/network-policy-binary.sh]
+#   CAPK_HOSTING_NETPOL_QUEUE  NFQUEUE number new Pod connections are sent to for a verdict [100]
+#   CAPK_HOSTING_NETPOL_V      kube-network-policies log verbosity; 2 logs every verdict [0]
 #   CAPK_CACHE                 cache root for built binaries and helper tools [~/.cache/capk]
 #   CAPK_HOSTING_NODE_NAME     name of the Node [capk-hosting]
 #   CAPK_HOSTING_BRIDGE        bridge holding the node address [capk0]
@@ -18,7 +22,7 @@
 #   CAPK_HOSTING_SERVICE_CIDR  Service network; its first address is the kubernetes Service [10.253.0.0/16]
 #   CAPK_HOSTING_API_PORT      kube-apiserver port on the node address [36443]
 #   CAPK_HOSTING_PORT_BASE     etcd client/peer on 127.0.0.1:BASE+79/+80, kubelet on the node address:BASE+250,
-#                              health/metrics ports on 127.0.0.1:BASE+248/249/256/257/259 [36300]
+#                              health/metrics ports on 127.0.0.1:BASE+248/249/256/257/258/259 [36300]
 #   CAPK_HOSTING_CGROUP        cgroup (in every v1 hierarchy) that holds all Pods [capk-hosting]
 #   CAPK_HOSTING_PAUSE_IMAGE   sandbox image [registry.k8s.io/pause:<version kubeadm pins>]
 #   CAPK_HOSTING_INSTALL       1: apt-get install missing packages; 0: fail instead [1]
@@ -34,7 +38,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 export GOTOOLCHAIN=local
 S=${CAPK_HOSTING_STATE:-/var/lib/capk-hosting}
-components=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
+components=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy
+  kube-network-policies)
 packages=(containerd runc containernetworking-plugins iptables conntrack socat)
 # Host paths the components may create outside the state folder; `down`
 # removes those that did not exist before `up`.
@@ -63,17 +68,19 @@ configure() {
   CGROUP=${CAPK_HOSTING_CGROUP:-capk-hosting}
   TIMEOUT=${CAPK_HOSTING_TIMEOUT:-180}
   STOP_GRACE=${CAPK_HOSTING_STOP_GRACE:-10}
+  NETPOL_QUEUE=${CAPK_HOSTING_NETPOL_QUEUE:-100}
+  NETPOL_V=${CAPK_HOSTING_NETPOL_V:-0}
   local base=${SERVICE_CIDR%/*}
   SERVICE_IP=${base%.*}.$((${base##*.} + 1))
   ports=("$API_PORT")
   local offset
-  for offset in 79 80 248 249 250 256 257 259; do ports+=($((PORT_BASE + offset))); done
+  for offset in 79 80 248 249 250 256 257 258 259; do ports+=($((PORT_BASE + offset))); done
 }
 
 save_env() {
   local v
   for v in NODE_NAME BRIDGE NODE_IP POD_BRIDGE CLUSTER_CIDR SERVICE_CIDR SERVICE_IP API_PORT PORT_BASE CGROUP \
-    TIMEOUT STOP_GRACE BIN TOOLS PAUSE_IMAGE; do
+    TIMEOUT STOP_GRACE BIN TOOLS PAUSE_IMAGE NETPOL NETPOL_QUEUE NETPOL_V; do
     printf '%s=%q\n' "$v" "${!v}"
   done >"$S/env"
 }
@@ -186,6 +193,12 @@ kube_binaries() {
   done
 }
 
+# netpol_binary builds (or finds cached) kube-network-policies.
+netpol_binary() {
+  NETPOL=${CAPK_HOSTING_NETPOL_BIN:-$("$repo/hack/network-policy-binary.sh")}
+  [ -x "$NETPOL" ] || die "$NETPOL is missing"
+}
+
 # helper_tools builds the Go helpers of test/infra once per source revision.
 helper_tools() {
   TOOLS=$("$here/../tools.sh")
@@ -235,6 +248,7 @@ reserve_ports() {
   for p in "${ports[@]}"; do
     [ -z "$(ss -Hltn "( sport = :$p )")" ] || die "port $p is in use: $(ss -Hltnp "( sport = :$p )")"
   done
+  ! queue_bound || die "NFQUEUE $NETPOL_QUEUE is in use (/proc/net/netfilter/nfnetlink_queue); set CAPK_HOSTING_NETPOL_QUEUE"
   reserved=$(cat /proc/sys/net/ipv4/ip_local_reserved_ports)
   p=$(IFS=,; echo "${ports[*]}")
   echo "${reserved:+$reserved,}$p" >/proc/sys/net/ipv4/ip_local_reserved_ports
@@ -442,6 +456,94 @@ EOF
   start kube-proxy "$BIN/kube-proxy" --config "$S/kube-proxy.yaml"
 }
 
+# ---------------------------------------------------------------- network policies
+#
+# kube-network-policies (https://sigs.k8s.io/kube-network-policies) decides on
+# the first packet of every connection in user space, reading them from an
+# NFQUEUE. It would divert them itself with an nftables `queue` rule, but this
+# kernel has no nft queue expression (CONFIG_NFT_QUEUE): its whole nftables
+# batch fails, it logs the error, retries on Pod and NetworkPolicy changes, and
+# still reads the queue. The iptables NFQUEUE target works, so the diversion is
+# ours: chain CAPK-NETPOL, hooked first into mangle POSTROUTING (after DNAT,
+# before SNAT, like its nft chain), for every new connection from or to the Pod
+# network, not only those of Pods a policy selects, since we keep no such set.
+
+# netpol_rbac: the agent's ServiceAccount may only list and watch what its
+# informers read (without the AdminNetworkPolicy flags it watches no Nodes
+# and records no Events).
+netpol_rbac() {
+  kubectl_ apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: kube-network-policies, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: capk:kube-network-policies}
+rules:
+- {apiGroups: [""], resources: [pods, namespaces], verbs: [list, watch]}
+- {apiGroups: [networking.k8s.io], resources: [networkpolicies], verbs: [list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: capk:kube-network-policies}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: capk:kube-network-policies}
+subjects: [{kind: ServiceAccount, name: kube-network-policies, namespace: kube-system}]
+EOF
+}
+
+# netpol_credentials: the agent only knows rest.InClusterConfig (no kubeconfig
+# flag), so it gets what a Pod gets: a ServiceAccount token and the cluster CA
+# in $S/netpol/run/secrets/kubernetes.io/serviceaccount, which start_netpol
+# shows it at /var/run in a private mount namespace. The token needs the API,
+# so unlike the others' client certificates it is made after the API is up.
+netpol_credentials() {
+  local d=$S/netpol/run/secrets/kubernetes.io/serviceaccount
+  mkdir -p "$d"
+  netpol_rbac
+  (umask 077 && kubectl_ create token kube-network-policies --namespace kube-system --duration 8760h >"$d/token")
+  cp "$S/pki/ca.crt" "$d/ca.crt"
+  echo kube-system >"$d/namespace"
+}
+
+# start_netpol runs the agent fail-closed (no --fail-open: what it cannot
+# judge it drops), talking to the API server directly. It runs through a
+# symlink in the state folder so its command line names the folder (see
+# pid_of). Hiding the host's /run also hides a runtime's NRI socket: v0.8.0
+# accepts --disable-nri but never applies it.
+start_netpol() {
+  netpol_credentials
+  ln -sfn "$NETPOL" "$S/netpol/kube-network-policies"
+  # shellcheck disable=SC2016 # expanded by the inner sh
+  start kube-network-policies env KUBERNETES_SERVICE_HOST="$NODE_IP" KUBERNETES_SERVICE_PORT="$API_PORT" \
+    unshare --mount --propagation private -- sh -c 'mount --bind "$0" /var/run && exec "$@"' "$S/netpol/run" \
+    "$S/netpol/kube-network-policies" --hostname-override "$NODE_NAME" --nfqueue-id "$NETPOL_QUEUE" \
+    --metrics-bind-address "127.0.0.1:$((PORT_BASE + 258))" --netfilter-bug-1766-fix=false --disable-nri \
+    -v "$NETPOL_V"
+}
+
+# queue_bound is true while a program reads our NFQUEUE.
+queue_bound() {
+  awk -v q="$NETPOL_QUEUE" '$1 == q {found = 1} END {exit !found}' /proc/net/netfilter/nfnetlink_queue
+}
+
+# netpol_divert sends new connections from or to the Pod network to the
+# agent's queue, once the agent reads it (it does after its caches synced).
+# Not diverted: established and related packets (only first packets get a
+# verdict) and packets root sends from the host, such as the kubelet's probes
+# (the agent's own `meta skuid 0 accept`). No --queue-bypass: if the agent is
+# gone, new Pod connections are dropped rather than let through unchecked.
+netpol_divert() {
+  local c=CAPK-NETPOL
+  wait_for "kube-network-policies to read NFQUEUE $NETPOL_QUEUE" queue_bound
+  iptables -w -t mangle -N "$c"
+  iptables -w -t mangle -A "$c" -m conntrack --ctstate ESTABLISHED,RELATED -j RETURN
+  iptables -w -t mangle -A "$c" -m owner --uid-owner 0 -j RETURN
+  iptables -w -t mangle -A "$c" -s "$CLUSTER_CIDR" -j NFQUEUE --queue-num "$NETPOL_QUEUE"
+  iptables -w -t mangle -A "$c" -d "$CLUSTER_CIDR" -j NFQUEUE --queue-num "$NETPOL_QUEUE"
+  iptables -w -t mangle -I POSTROUTING 1 -j "$c"
+}
+
 node_ready() {
   [ "$(kubectl_ get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
@@ -462,6 +564,7 @@ up() {
   mkdir -p "$S/pids" "$S/logs"
   install_packages
   kube_binaries
+  netpol_binary
   helper_tools
   pause_image
   save_env
@@ -488,9 +591,11 @@ bring_up() {
   wait_for "the API server" kubectl_ get --raw /readyz
   start_controller_manager
   start_scheduler
+  start_netpol
   wait_for "Node $NODE_NAME to be Ready" node_ready
   # Pods are refused until the ServiceAccount controller made the default one.
   wait_for "the default ServiceAccount" kubectl_ get serviceaccount default
+  netpol_divert
 }
 
 # ---------------------------------------------------------------- down
@@ -502,7 +607,7 @@ down() {
     log "down: nothing to do"
     return 0
   fi
-  stop_components kubelet kube-proxy
+  stop_components kubelet kube-proxy kube-network-policies
   reset_pods
   # The API server goes before etcd, so it does not spin on a dead etcd.
   stop_components kube-controller-manager kube-scheduler kube-apiserver
@@ -560,7 +665,7 @@ is_daemon() {
   exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 1
   case "$exe" in
   "$BIN/kubectl") return 1 ;;
-  "$BIN"/* | */containerd | */containerd-shim* | */runc) return 0 ;;
+  "$BIN"/* | "${NETPOL:-/nonexistent}" | */containerd | */containerd-shim* | */runc) return 0 ;;
   esac
   return 1
 }
@@ -583,9 +688,10 @@ sweep_network() {
   ip link del "$BRIDGE" 2>/dev/null || true
 }
 
-# sweep_iptables removes the KUBE-* chains (kube-proxy, kubelet) and CNI-*
-# chains (portmap) with the rules that jump to them, in both families, then
-# drops tables that only exist because of us (nft backend).
+# sweep_iptables removes the KUBE-* chains (kube-proxy, kubelet), CNI-*
+# chains (portmap) and CAPK-NETPOL (netpol_divert) with the rules that jump to
+# them, in both families, then drops tables that only exist because of us
+# (nft backend).
 sweep_iptables() {
   local ipt
   command -v iptables >/dev/null || return 0
@@ -611,11 +717,12 @@ sweep_chains() {
   done
 }
 
-our_chains() { "$1" -t "$2" -S 2>/dev/null | awk '/^-N (KUBE|CNI)-/{print $2}'; }
+our_chains() { "$1" -t "$2" -S 2>/dev/null | awk '/^-N ((KUBE|CNI)-|CAPK-NETPOL$)/{print $2}'; }
 
-# jump_rules prints the rules of built-in chains that jump to KUBE-*/CNI-* chains.
+# jump_rules prints the rules of built-in chains that jump to our chains.
 jump_rules() {
-  "$1" -t "$2" -S 2>/dev/null | grep -E '^-A .* -j (KUBE|CNI)-' | grep -vE '^-A (KUBE|CNI)-' || true
+  "$1" -t "$2" -S 2>/dev/null | grep -E '^-A .* -j ((KUBE|CNI)-|CAPK-NETPOL( |$))' |
+    grep -vE '^-A ((KUBE|CNI)-|CAPK-NETPOL )' || true
 }
 
 # sweep_cgroups removes our cgroup root and everything below it, deepest first.
