@@ -206,8 +206,9 @@ func createMachine(g Gomega, cluster *clusterv1.Cluster, name string, controlPla
 }
 
 // kubelet stands in for the hosting cluster's kubelets: it starts every node
-// Pod of the namespace (Running and Ready) and remembers each Pod's UID, to
-// tell when a machine got a second Pod.
+// Pod of the namespace (Running and Ready), finishes the deletion of every
+// Pod that is terminating, and remembers each Pod's UID, to tell when a
+// machine got a second Pod.
 type kubelet struct {
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -237,7 +238,11 @@ func (k *kubelet) startPods(ctx context.Context, namespace string) {
 	for i := range pods.Items {
 		pod := &pods.Items[i]
 		k.remember(pod)
-		if pod.Status.Phase == corev1.PodRunning || !pod.DeletionTimestamp.IsZero() {
+		if !pod.DeletionTimestamp.IsZero() {
+			k.finishDeletion(ctx, pod)
+			continue
+		}
+		if pod.Status.Phase == corev1.PodRunning {
 			continue
 		}
 		pod.Status = corev1.PodStatus{
@@ -246,6 +251,16 @@ func (k *kubelet) startPods(ctx context.Context, namespace string) {
 		}
 		_ = env.Client.Status().Update(ctx, pod) // a conflict is retried on the next pass
 	}
+}
+
+// finishDeletion does what the kubelet (or, for a Pod on no node, the Pod
+// garbage collector) does once a terminating Pod's containers stopped: it
+// deletes the Pod for good. A Pod's deletion is two steps in the API server
+// (mark, then remove); a manager killed during its DELETE can leave the mark
+// alone, and only a kubelet or the Pod garbage collector, neither of which
+// runs here, completes it.
+func (k *kubelet) finishDeletion(ctx context.Context, pod *corev1.Pod) {
+	_ = env.Client.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &pod.UID}) // gone already is fine
 }
 
 func (k *kubelet) remember(pod *corev1.Pod) {
