@@ -144,11 +144,7 @@ func (r *KubernetesClusterReconciler) countMachines(ctx context.Context, kc *inf
 func applyBudget(ctx context.Context, h *hosting.Cluster, desired *policyv1.PodDisruptionBudget) error {
 	existing := &policyv1.PodDisruptionBudget{}
 	return applyHostingObject(ctx, h, desired, existing, func() bool {
-		if maps.Equal(existing.Labels, desired.Labels) && equality.Semantic.DeepEqual(existing.Spec, desired.Spec) {
-			return false
-		}
-		existing.Labels, existing.Spec = desired.Labels, desired.Spec
-		return true
+		return takeLabelsAndSpec(existing, desired, &existing.Spec, desired.Spec)
 	})
 }
 
@@ -156,12 +152,19 @@ func applyBudget(ctx context.Context, h *hosting.Cluster, desired *policyv1.PodD
 func applyNetworkPolicy(ctx context.Context, h *hosting.Cluster, desired *networkingv1.NetworkPolicy) error {
 	existing := &networkingv1.NetworkPolicy{}
 	return applyHostingObject(ctx, h, desired, existing, func() bool {
-		if maps.Equal(existing.Labels, desired.Labels) && equality.Semantic.DeepEqual(existing.Spec, desired.Spec) {
-			return false
-		}
-		existing.Labels, existing.Spec = desired.Labels, desired.Spec
-		return true
+		return takeLabelsAndSpec(existing, desired, &existing.Spec, desired.Spec)
 	})
+}
+
+// takeLabelsAndSpec gives existing the labels and spec of desired, the fields
+// the provider owns, and reports whether that changed anything.
+func takeLabelsAndSpec[S any](existing, desired client.Object, existingSpec *S, desiredSpec S) bool {
+	if maps.Equal(existing.GetLabels(), desired.GetLabels()) && equality.Semantic.DeepEqual(*existingSpec, desiredSpec) {
+		return false
+	}
+	existing.SetLabels(desired.GetLabels())
+	*existingSpec = desiredSpec
+	return true
 }
 
 // applyHostingObject creates desired on the hosting cluster, or reads it into

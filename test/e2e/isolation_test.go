@@ -76,7 +76,7 @@ func expectIsolation(ctx context.Context, t *testing.T, g Gomega, a, b *workload
 	g.Eventually(func(g Gomega) {
 		a.expectNodesReady(ctx, g, len(a.nodePods(ctx, g)))
 		b.expectNodesReady(ctx, g, len(b.nodePods(ctx, g)))
-	}).WithTimeout(time.Minute).WithPolling(5 * time.Second).Should(Succeed(), "both clusters keep working")
+	}).WithTimeout(time.Minute).WithPolling(5*time.Second).Should(Succeed(), "both clusters keep working")
 }
 
 // nodePodsByRole returns a worker's and the control plane's node Pod of w.
