@@ -82,7 +82,7 @@ func (r *KubernetesClusterReconciler) applyPolicies(ctx context.Context, s *clus
 		{nodepod.WorkersBudgetName(c.Name), workers, "worker"},
 	} {
 		if budget.desired == nil {
-			if err := deleteHostingObject(ctx, s.hosting, &policyv1.PodDisruptionBudget{ObjectMeta: c.ObjectMeta(budget.name)}); err != nil {
+			if err := removeUnwanted(ctx, s.hosting, &policyv1.PodDisruptionBudget{ObjectMeta: c.ObjectMeta(budget.name)}); err != nil {
 				return nil, err
 			}
 			continue
@@ -95,7 +95,7 @@ func (r *KubernetesClusterReconciler) applyPolicies(ctx context.Context, s *clus
 	}
 	policyName := nodepod.NetworkPolicyName(c.Name)
 	if s.kc.Spec.NetworkIsolation.Mode == infrav1.NetworkIsolationDisabled {
-		return applied, deleteHostingObject(ctx, s.hosting, &networkingv1.NetworkPolicy{ObjectMeta: c.ObjectMeta(policyName)})
+		return applied, removeUnwanted(ctx, s.hosting, &networkingv1.NetworkPolicy{ObjectMeta: c.ObjectMeta(policyName)})
 	}
 	if err := applyNetworkPolicy(ctx, s.hosting, nodepod.NewNetworkPolicy(c, s.kc.Spec.NetworkIsolation.APIServerClients)); err != nil {
 		return nil, err
@@ -187,6 +187,22 @@ func applyHostingObject(ctx context.Context, h *hosting.Cluster, desired, existi
 		return fmt.Errorf("updating %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
 	}
 	return nil
+}
+
+// removeUnwanted deletes a policy object the spec no longer asks for, when
+// the cache holds it: most clusters never had one (a cluster of workers only
+// has no control-plane budget), and a reconcile must not cost them a write.
+// A budget created moments ago and not yet in the cache is removed by the
+// reconcile its creation event triggers.
+func removeUnwanted(ctx context.Context, h *hosting.Cluster, obj client.Object) error {
+	err := h.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s %s on %s: %w", kindOf(obj), klog.KObj(obj), h.Description, err)
+	}
+	return deleteHostingObject(ctx, h, obj)
 }
 
 // deleteHostingObject deletes obj from the hosting cluster when it is there.
