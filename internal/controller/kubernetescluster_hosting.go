@@ -188,31 +188,26 @@ func (r *KubernetesClusterReconciler) reconcileService(ctx context.Context, s *c
 }
 
 // applyService creates the Service or brings the fields the provider owns back
-// to the desired values, leaving fields the API server fills alone.
+// to the desired values, leaving fields the API server fills alone; it returns
+// the Service as it now is.
 func (r *KubernetesClusterReconciler) applyService(ctx context.Context, hostingCluster *hosting.Cluster, desired *corev1.Service) (*corev1.Service, error) {
 	existing := &corev1.Service{}
-	err := hostingCluster.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
-	if apierrors.IsNotFound(err) {
-		if err := hostingCluster.Client.Create(ctx, desired); err != nil {
-			return nil, fmt.Errorf("creating Service %s on %s: %w", klog.KObj(desired), hostingCluster.Description, err)
+	created, err := applyHostingObject(ctx, hostingCluster, desired, existing, func() bool {
+		updated := existing.DeepCopy()
+		updated.Labels, updated.Annotations = desired.Labels, desired.Annotations
+		updated.Spec.Type, updated.Spec.Selector = desired.Spec.Type, desired.Spec.Selector
+		updated.Spec.PublishNotReadyAddresses = desired.Spec.PublishNotReadyAddresses
+		updated.Spec.Ports = mergeServicePorts(existing.Spec.Ports, desired.Spec.Ports)
+		if equality.Semantic.DeepEqual(existing, updated) {
+			return false
 		}
-		return desired, nil
+		*existing = *updated
+		return true
+	})
+	if created {
+		return desired, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading Service %s on %s: %w", klog.KObj(desired), hostingCluster.Description, err)
-	}
-	updated := existing.DeepCopy()
-	updated.Labels, updated.Annotations = desired.Labels, desired.Annotations
-	updated.Spec.Type, updated.Spec.Selector = desired.Spec.Type, desired.Spec.Selector
-	updated.Spec.PublishNotReadyAddresses = desired.Spec.PublishNotReadyAddresses
-	updated.Spec.Ports = mergeServicePorts(existing.Spec.Ports, desired.Spec.Ports)
-	if equality.Semantic.DeepEqual(existing, updated) {
-		return existing, nil
-	}
-	if err := hostingCluster.Client.Update(ctx, updated); err != nil {
-		return nil, fmt.Errorf("updating Service %s on %s: %w", klog.KObj(updated), hostingCluster.Description, err)
-	}
-	return updated, nil
+	return existing, err
 }
 
 // mergeServicePorts keeps the node ports the API server allocated.

@@ -143,17 +143,19 @@ func (r *KubernetesClusterReconciler) countMachines(ctx context.Context, kc *inf
 // applyBudget creates the budget or brings its labels and spec to the desired ones.
 func applyBudget(ctx context.Context, h *hosting.Cluster, desired *policyv1.PodDisruptionBudget) error {
 	existing := &policyv1.PodDisruptionBudget{}
-	return applyHostingObject(ctx, h, desired, existing, func() bool {
+	_, err := applyHostingObject(ctx, h, desired, existing, func() bool {
 		return takeLabelsAndSpec(existing, desired, &existing.Spec, desired.Spec)
 	})
+	return err
 }
 
 // applyNetworkPolicy creates the policy or brings its labels and spec to the desired ones.
 func applyNetworkPolicy(ctx context.Context, h *hosting.Cluster, desired *networkingv1.NetworkPolicy) error {
 	existing := &networkingv1.NetworkPolicy{}
-	return applyHostingObject(ctx, h, desired, existing, func() bool {
+	_, err := applyHostingObject(ctx, h, desired, existing, func() bool {
 		return takeLabelsAndSpec(existing, desired, &existing.Spec, desired.Spec)
 	})
+	return err
 }
 
 // takeLabelsAndSpec gives existing the labels and spec of desired, the fields
@@ -168,25 +170,26 @@ func takeLabelsAndSpec[S any](existing, desired client.Object, existingSpec *S, 
 }
 
 // applyHostingObject creates desired on the hosting cluster, or reads it into
-// existing and updates it when takeDesired changed the fields the provider owns.
-func applyHostingObject(ctx context.Context, h *hosting.Cluster, desired, existing client.Object, takeDesired func() bool) error {
-	err := h.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+// existing and updates it when takeDesired changed the fields the provider
+// owns; created tells which of the two objects is now the stored one.
+func applyHostingObject(ctx context.Context, h *hosting.Cluster, desired, existing client.Object, takeDesired func() bool) (created bool, err error) {
+	err = h.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	if apierrors.IsNotFound(err) {
 		if err := h.Client.Create(ctx, desired); err != nil {
-			return fmt.Errorf("creating %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
+			return false, fmt.Errorf("creating %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
 		}
-		return nil
+		return true, nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
+		return false, fmt.Errorf("reading %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
 	}
 	if !takeDesired() {
-		return nil
+		return false, nil
 	}
 	if err := h.Client.Update(ctx, existing); err != nil {
-		return fmt.Errorf("updating %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
+		return false, fmt.Errorf("updating %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
 	}
-	return nil
+	return false, nil
 }
 
 // removeUnwanted deletes a policy object the spec no longer asks for, when
