@@ -48,10 +48,15 @@ func ClusterLabels(clusterNamespace, clusterName string) map[string]string {
 
 // ControlPlaneSelector selects the control-plane node Pods of a cluster.
 func ControlPlaneSelector(clusterNamespace, clusterName string) map[string]string {
+	return RoleSelector(clusterNamespace, clusterName, true)
+}
+
+// RoleSelector selects the control-plane or the worker node Pods of a cluster.
+func RoleSelector(clusterNamespace, clusterName string, controlPlane bool) map[string]string {
 	return map[string]string{
 		clusterv1.ClusterNameLabel:    labelValue(clusterName),
 		infrav1.ClusterNamespaceLabel: labelValue(clusterNamespace),
-		infrav1.NodeRoleLabel:         infrav1.NodeRoleControlPlane,
+		infrav1.NodeRoleLabel:         nodeRole(controlPlane),
 	}
 }
 

@@ -175,8 +175,7 @@ func topologySpread(m Machine, spec *infrav1.KubernetesMachineSpec) []corev1.Top
 	if spec.Spreading == infrav1.SpreadingNone {
 		return nil
 	}
-	peers := &metav1.LabelSelector{MatchLabels: ClusterLabels(m.Namespace, m.ClusterName)}
-	peers.MatchLabels[infrav1.NodeRoleLabel] = nodeRole(m.ControlPlane)
+	peers := &metav1.LabelSelector{MatchLabels: RoleSelector(m.Namespace, m.ClusterName, m.ControlPlane)}
 	keys := []string{corev1.LabelHostname}
 	if m.ControlPlane {
 		keys = append(keys, corev1.LabelTopologyZone)

@@ -69,9 +69,7 @@ func NewControlPlaneBudget(c Cluster, minAvailable int32) *policyv1.PodDisruptio
 // NewWorkersBudget renders the PodDisruptionBudget that keeps minAvailable of
 // the cluster's worker node Pods running.
 func NewWorkersBudget(c Cluster, minAvailable int32) *policyv1.PodDisruptionBudget {
-	selector := ClusterLabels(c.Namespace, c.Name)
-	selector[infrav1.NodeRoleLabel] = infrav1.NodeRoleWorker
-	return newBudget(c.ObjectMeta(WorkersBudgetName(c.Name)), selector, minAvailable)
+	return newBudget(c.ObjectMeta(WorkersBudgetName(c.Name)), RoleSelector(c.Namespace, c.Name, false), minAvailable)
 }
 
 // newBudget uses minAvailable as a number: a percentage or maxUnavailable

@@ -120,9 +120,8 @@ func validateTopologySpreadConstraint(constraint corev1.TopologySpreadConstraint
 	}
 	if constraint.TopologyKey == "" {
 		errs = append(errs, field.Required(path.Child("topologyKey"), "names the node label that makes a topology domain"))
-	}
-	for _, msg := range validation.IsQualifiedName(constraint.TopologyKey) {
-		if constraint.TopologyKey != "" {
+	} else {
+		for _, msg := range validation.IsQualifiedName(constraint.TopologyKey) {
 			errs = append(errs, field.Invalid(path.Child("topologyKey"), constraint.TopologyKey, msg))
 		}
 	}
