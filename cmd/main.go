@@ -25,6 +25,7 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
@@ -59,6 +60,7 @@ type options struct {
 	concurrency        int
 	leaderElectionName string
 	leaderElectionNS   string
+	skipCRDMigration   []string
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -74,6 +76,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", 100, "Maximum queries per second to the management cluster's API server.")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 200, "Maximum burst of queries to the management cluster's API server.")
 	fs.IntVar(&o.concurrency, "concurrency", 10, "Number of objects of each kind reconciled at once.")
+	fs.StringSliceVar(&o.skipCRDMigration, "skip-crd-migration-phases", nil, "CRD migration phases to skip after an upgrade: StorageVersionMigration, CleanupManagedFields (docs/upgrade.md).")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "Serve webhooks and metrics over HTTP/2 (off by default: CVE-2023-44487).")
 }
 
@@ -95,7 +98,7 @@ func main() {
 func newScheme() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, clusterv1.AddToScheme, infrav1.AddToScheme, infrav1alpha1.AddToScheme,
+		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, clusterv1.AddToScheme, infrav1.AddToScheme, infrav1alpha1.AddToScheme,
 	} {
 		if err := add(scheme); err != nil {
 			return nil, err
@@ -153,7 +156,8 @@ func run(opts *options) error {
 	return mgr.Start(ctx)
 }
 
-// setupControllers registers the hosting cluster registry and the reconcilers.
+// setupControllers registers the hosting cluster registry, the reconcilers
+// and the CRD migrator.
 func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) error {
 	registry := hosting.NewRegistry(mgr, opts.kubeAPIQPS, opts.kubeAPIBurst)
 	if err := mgr.Add(registry); err != nil {
@@ -170,6 +174,11 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) erro
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Hosting: registry, Recorder: recorder, WatchFilter: opts.watchFilter,
 	}).SetupWithManager(ctx, mgr, controllerOptions); err != nil {
 		return fmt.Errorf("setting up the KubernetesMachine controller: %w", err)
+	}
+	// One at a time: a migration rewrites every object of a kind.
+	if err := infracontroller.NewCRDMigrator(mgr.GetClient(), mgr.GetAPIReader(), opts.skipCRDMigration).
+		SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 1}); err != nil {
+		return fmt.Errorf("setting up the CRD migrator: %w", err)
 	}
 	return nil
 }

@@ -84,9 +84,13 @@ func setupControllers(mgr ctrl.Manager) error {
 	}).SetupWithManager(ctx, mgr, options); err != nil {
 		return err
 	}
-	return (&infracontroller.KubernetesMachineReconciler{
+	if err := (&infracontroller.KubernetesMachineReconciler{
 		Client: countingClient, APIReader: mgr.GetAPIReader(), Hosting: registry, Recorder: recorder,
-	}).SetupWithManager(ctx, mgr, options)
+	}).SetupWithManager(ctx, mgr, options); err != nil {
+		return err
+	}
+	return infracontroller.NewCRDMigrator(mgr.GetClient(), mgr.GetAPIReader(), nil).
+		SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: ptr.To(true)})
 }
 
 // newNamespace creates a namespace of the test's own on the management cluster.

@@ -26,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 )
 
 // secretVerbs are the only verbs on Secrets the manager gets, in every
@@ -37,6 +39,10 @@ var secretVerbs = []string{"get", "list", "watch", "create", "patch", "delete"}
 // forbiddenResources are subresources that would let the manager run
 // commands in, or proxy to, node Pods and Nodes.
 var forbiddenResources = []string{"pods/exec", "pods/attach", "pods/portforward", "nodes/proxy", "services/proxy"}
+
+// readVerbs are what the manager may do with any CRD: the CRD migrator
+// watches their metadata.
+var readVerbs = []string{"get", "list", "watch"}
 
 // forbiddenVerbs would let the manager grant itself more than it has.
 var forbiddenVerbs = []string{"escalate", "bind", "impersonate", "deletecollection"}
@@ -73,6 +79,11 @@ func expectLeastPrivilege(g Gomega, role string, rule rbacv1.PolicyRule) {
 	g.Expect(rule.Verbs).NotTo(ContainElement(BeElementOf(forbiddenVerbs)), "%s: %+v", role, rule)
 	if slices.Contains(rule.APIGroups, "") && slices.Contains(rule.Resources, "secrets") {
 		g.Expect(rule.Verbs).To(HaveEach(BeElementOf(secretVerbs)), "%s: Secret verbs: %+v", role, rule)
+	}
+	if slices.Contains(rule.APIGroups, "apiextensions.k8s.io") && !slices.Equal(rule.Verbs, readVerbs) {
+		g.Expect(rule.ResourceNames).NotTo(BeEmpty(), "%s: CRD writes on named CRDs only: %+v", role, rule)
+		g.Expect(rule.ResourceNames).To(HaveEach(HaveSuffix("."+infrav1.GroupVersion.Group)),
+			"%s: CRD writes on the provider's own CRDs only: %+v", role, rule)
 	}
 }
 

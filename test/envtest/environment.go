@@ -37,6 +37,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -100,7 +101,7 @@ func RepositoryRoot() string {
 func NewScheme() (*kruntime.Scheme, error) {
 	scheme := kruntime.NewScheme()
 	for _, add := range []func(*kruntime.Scheme) error{
-		clientgoscheme.AddToScheme, clusterv1.AddToScheme, infrav1.AddToScheme, infrav1alpha1.AddToScheme,
+		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, clusterv1.AddToScheme, infrav1.AddToScheme, infrav1alpha1.AddToScheme,
 		addClusterAPIProviderTypes,
 	} {
 		if err := add(scheme); err != nil {

@@ -1,0 +1,116 @@
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1alpha1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1alpha1"
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+)
+
+// TestStorageVersionMigration plays an upgrade from v0.1, whose CRDs stored
+// v1alpha1, on a real API server: objects written while v1alpha1 is the
+// storage version, then the CRDs switched to v1beta1 storage as the new
+// release's CRDs are. The CRD migrator rewrites the objects and leaves
+// status.storedVersions at v1beta1 alone; the objects read the same.
+func TestStorageVersionMigration(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := newNamespace(t)
+	crds := []string{"kubernetesclusters.infrastructure.cluster.x-k8s.io",
+		"kubernetesmachinetemplates.infrastructure.cluster.x-k8s.io"}
+	t.Cleanup(func() {
+		for _, name := range crds {
+			setStorageVersion(NewWithT(t), name, "v1beta1")
+		}
+	})
+	for _, name := range crds {
+		setStorageVersion(g, name, "v1alpha1")
+		expectOnlyStoredVersion(g, name, "v1alpha1")
+	}
+
+	kc := &infrav1alpha1.KubernetesCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "old"},
+		Spec:       infrav1alpha1.KubernetesClusterSpec{ControlPlaneServiceType: "NodePort"},
+	}
+	g.Expect(env.Client.Create(ctx, kc)).To(Succeed())
+	template := &infrav1alpha1.KubernetesMachineTemplate{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "old"},
+		Spec: infrav1alpha1.KubernetesMachineTemplateSpec{Template: infrav1alpha1.KubernetesMachineTemplateResource{
+			Spec: infrav1alpha1.KubernetesMachineSpec{Image: "localhost/capk-node:v1.35.4",
+				NodeSelector: map[string]string{"disk": "ssd"}},
+		}},
+	}
+	g.Expect(env.Client.Create(ctx, template)).To(Succeed())
+	before := readHub(g, kc, template)
+
+	for _, name := range crds {
+		setStorageVersion(g, name, "v1beta1")
+		expectOnlyStoredVersion(g, name, "v1beta1")
+	}
+	after := readHub(g, kc, template)
+	g.Expect(after[0].(*infrav1.KubernetesCluster).Spec).To(Equal(before[0].(*infrav1.KubernetesCluster).Spec))
+	g.Expect(after[1].(*infrav1.KubernetesMachineTemplate).Spec).To(Equal(before[1].(*infrav1.KubernetesMachineTemplate).Spec))
+	g.Expect(after[0].(*infrav1.KubernetesCluster).Spec.ControlPlaneService.Type).To(BeEquivalentTo("NodePort"))
+	g.Expect(after[1].(*infrav1.KubernetesMachineTemplate).Spec.Template.Spec.Spreading).
+		To(Equal(infrav1.SpreadingPreferred), "hub-only fields of objects written as v1alpha1 are defaulted")
+	g.Expect(after[0].GetResourceVersion()).NotTo(Equal(before[0].GetResourceVersion()), "the migrator rewrote the object")
+	g.Expect(after[1].GetResourceVersion()).NotTo(Equal(before[1].GetResourceVersion()), "the migrator rewrote the object")
+}
+
+// setStorageVersion makes version the CRD's storage version, as applying a
+// release's CRDs does.
+func setStorageVersion(g Gomega, name, version string) {
+	g.Eventually(func(g Gomega) {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: name}, crd)).To(Succeed())
+		for i := range crd.Spec.Versions {
+			crd.Spec.Versions[i].Storage = crd.Spec.Versions[i].Name == version
+		}
+		g.Expect(env.Client.Update(context.Background(), crd)).To(Succeed())
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+}
+
+// expectOnlyStoredVersion waits until the migrator handled the CRD's current
+// generation and its status.storedVersions holds version alone.
+func expectOnlyStoredVersion(g Gomega, name, version string) {
+	g.Eventually(func(g Gomega) {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: name}, crd)).To(Succeed())
+		g.Expect(crd.Annotations).To(HaveKeyWithValue(clusterv1.CRDMigrationObservedGenerationAnnotation,
+			strconv.FormatInt(crd.Generation, 10)))
+		g.Expect(crd.Status.StoredVersions).To(Equal([]string{version}))
+	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+}
+
+// readHub reads the cluster and the template as v1beta1.
+func readHub(g Gomega, kc *infrav1alpha1.KubernetesCluster, template *infrav1alpha1.KubernetesMachineTemplate) []client.Object {
+	hubCluster, hubTemplate := &infrav1.KubernetesCluster{}, &infrav1.KubernetesMachineTemplate{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(kc), hubCluster)).To(Succeed())
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(template), hubTemplate)).To(Succeed())
+	return []client.Object{hubCluster, hubTemplate}
+}
