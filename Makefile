@@ -7,7 +7,7 @@ export GOTOOLCHAIN := local
 IMG ?= controller:latest
 # The release the manifests describe, and the image clusterctl installs by default
 # (users override it with CAPK_IMAGE).
-VERSION ?= v0.1.0
+VERSION ?= v0.2.0
 RELEASE_IMAGE ?= ghcr.io/capi-kubernetes/cluster-api-provider-kubernetes:$(VERSION)
 # The image `make image` builds: the one the release manifests default to, unless
 # CAPK_IMAGE names another (clusterctl reads the same variable).

@@ -5,14 +5,18 @@
 # prints the folder.
 #
 # usage: hack/kube-binaries.sh [binary...]     (default: etcd kube-apiserver)
-# env:   CAPK_CACHE   cache root (default: ~/.cache/capk)
+# env:   CAPK_CACHE         cache root (default: ~/.cache/capk)
+#        CAPK_KUBE_WRAPPER  wrapper module under hack/tools/ that pins Kubernetes
+#                           (default: kubernetes; kubernetes-previous pins the minor
+#                           before it, for the workload upgrade test)
 #
 # The versions come from the committed wrapper modules under hack/tools/, whose
 # go.mod/go.sum make the build reproducible.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-kube_module="$root/hack/tools/kubernetes"
+kube_module="$root/hack/tools/${CAPK_KUBE_WRAPPER:-kubernetes}"
+[ -f "$kube_module/go.mod" ] || { echo "no wrapper module $kube_module" >&2; exit 2; }
 etcd_module="$root/hack/tools/etcd"
 
 module_version() { # module_version <wrapper dir> <module path>

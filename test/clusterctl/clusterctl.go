@@ -39,7 +39,7 @@ import (
 
 // providerVersion is the version the local repository serves; it matches the
 // release series in metadata.yaml.
-const providerVersion = "v0.1.0"
+const providerVersion = "v0.2.0"
 
 // localRepository lays out out/ as a clusterctl provider repository and writes a
 // clusterctl config that points at it; it returns the config's path.
