@@ -104,8 +104,7 @@ fuzz: ## Run every fuzz target for FUZZTIME (plain go test runs only their seeds
 	@export KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh etcd kube-apiserver)"; \
 	for target in $(FUZZ_TARGETS); do \
 		echo "--- $$target ($(FUZZTIME))"; \
-		go test "$${target%%:*}" -run '^$$' -fuzz "^$${target##*:}\$$" -fuzztime $(FUZZTIME) \
-			-fuzzminimizetime 1s -parallel 1 || exit 1; \
+		hack/fuzz.sh "$$target" $(FUZZTIME) || exit 1; \
 	done
 
 .PHONY: bench
