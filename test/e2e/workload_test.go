@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -52,21 +53,39 @@ type workloadCluster struct {
 }
 
 // createCluster generates a cluster with clusterctl from the provider's
-// template of the given flavor and the extra variables, labels it for podnet
-// and creates it on the management cluster.
+// template of the given flavor and the extra variables, at the environment's
+// Kubernetes version, and creates it on the management cluster.
 func createCluster(ctx context.Context, t *testing.T, g Gomega, namespace, name, flavor string, workers int,
 	extraVariables ...string) *workloadCluster {
 	t.Helper()
-	args := []string{"generate", "cluster", name, "--config", env.settings["CLUSTERCTL_CONFIG"],
-		"--infrastructure", "kubernetes", "--target-namespace", namespace,
-		"--kubernetes-version", env.settings["KUBERNETES_VERSION"],
-		"--control-plane-machine-count", "1", "--worker-machine-count", strconv.Itoa(workers)}
-	if flavor != "" {
-		args = append(args, "--flavor", flavor)
+	objects := generateCluster(ctx, t, g, clusterSpec{namespace: namespace, name: name, flavor: flavor,
+		version: env.settings["KUBERNETES_VERSION"], workers: workers}, extraVariables...)
+	createAll(ctx, g, env.client, objects)
+	return &workloadCluster{namespace: namespace, name: name, management: env.client, hostingNamespace: namespace}
+}
+
+// clusterSpec is what generateCluster passes to clusterctl as flags.
+type clusterSpec struct {
+	namespace, name, flavor, version string
+	workers                          int
+}
+
+// generateCluster renders a cluster with clusterctl (1 control-plane machine)
+// and labels it for podnet; the node image is the environment's unless the
+// extra variables name another.
+func generateCluster(ctx context.Context, t *testing.T, g Gomega, spec clusterSpec,
+	extraVariables ...string) []*unstructured.Unstructured {
+	t.Helper()
+	args := []string{"generate", "cluster", spec.name, "--config", env.settings["CLUSTERCTL_CONFIG"],
+		"--infrastructure", "kubernetes", "--target-namespace", spec.namespace,
+		"--kubernetes-version", spec.version,
+		"--control-plane-machine-count", "1", "--worker-machine-count", strconv.Itoa(spec.workers)}
+	if spec.flavor != "" {
+		args = append(args, "--flavor", spec.flavor)
 	}
 	// The hosting node has 2 cores, and Cluster API's controllers request some:
 	// small CPU requests let 5 node Pods fit while scaling (they are requests,
-	// not limits).
+	// not limits). Later variables win over earlier ones of the same name.
 	variables := append([]string{"KUBERNETES_NODE_IMAGE=" + env.settings["KUBERNETES_NODE_IMAGE"], "CAPK_NODE_CPU=100m"},
 		extraVariables...)
 	manifest, err := env.command(ctx, t, variables, "CLUSTERCTL", args...)
@@ -83,8 +102,7 @@ func createCluster(ctx context.Context, t *testing.T, g Gomega, namespace, name,
 			obj.SetLabels(labels)
 		}
 	}
-	createAll(ctx, g, env.client, objects)
-	return &workloadCluster{namespace: namespace, name: name, management: env.client, hostingNamespace: namespace}
+	return objects
 }
 
 // waitAvailable waits for the Cluster's Available condition and connects to

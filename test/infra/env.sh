@@ -9,11 +9,14 @@
 #   build: only build (or find in the cache) what `up` needs, and start nothing
 #
 # Environment (defaults in brackets), besides those of hosting-cluster.sh:
-#   CAPK_CACHE   cache root for everything built [~/.cache/capk]
+#   CAPK_CACHE                cache root for everything built [~/.cache/capk]
+#   CAPK_PREVIOUS_KUBERNETES  0: no node image of the previous Kubernetes minor, which
+#                             only the upgrade test uses [1]
 #
 # `up` writes $CAPK_HOSTING_STATE/e2e.env (KUBECONFIG, CLUSTERCTL, CLUSTERCTL_CONFIG,
-# MANAGEMENT_IMAGES, KUBECTL, KUBERNETES_VERSION, KUBERNETES_NODE_IMAGE) for the tests and the
-# quickstart. `down` removes everything `up` created.
+# MANAGEMENT_IMAGES, KUBECTL, KUBERNETES_VERSION, KUBERNETES_NODE_IMAGE, and
+# KUBERNETES_PREVIOUS_VERSION and KUBERNETES_PREVIOUS_NODE_IMAGE of the minor
+# before for the upgrade test) for the tests and the quickstart. `down` removes everything `up` created.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,28 +27,52 @@ export GOTOOLCHAIN=local
 log() { printf '[%s] env: %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# build builds (or finds in the cache) the node image and the management
+# build builds (or finds in the cache) the node images and the management
 # components; both scripts print what they produced.
 build() {
-  log "building the node image and the management components (cached)"
+  log "building the node images and the management components (cached)"
   "$here/tools.sh" >/dev/null # both builds use the helper programs: build them once, first
-  local node_image_out pid
+  local node_image_out previous_image_out pid
   node_image_out=$(mktemp)
+  previous_image_out=$(mktemp)
   # Two builds at once use 2 cores better than one after the other: one links
-  # (single-threaded) or runs debootstrap while the other compiles.
-  "$here/node-image/build.sh" >"$node_image_out" &
+  # (single-threaded) or runs debootstrap while the other compiles. The node
+  # image of the previous Kubernetes minor (for the upgrade test) comes second:
+  # it shares the first one's Debian rootfs.
+  { "$here/node-image/build.sh" >"$node_image_out" && build_previous_node_image >"$previous_image_out"; } &
   pid=$!
   MANAGEMENT=$("$here/management/build.sh")
-  wait "$pid" || die "building the node image failed"
+  wait "$pid" || die "building the node images failed"
   NODE_IMAGE_TAR=$(cat "$node_image_out")
-  rm -f "$node_image_out"
+  PREVIOUS_NODE_IMAGE_TAR=$(cat "$previous_image_out")
+  rm -f "$node_image_out" "$previous_image_out"
   "$repo/hack/network-policy-binary.sh" >/dev/null # the hosting cluster's NetworkPolicy agent
   BIN=$("$repo/hack/kube-binaries.sh" kubectl kubeadm)
   CLUSTERCTL=$("$repo/hack/cluster-api-binaries.sh" clusterctl)/clusterctl
   KUBERNETES_VERSION=$("$BIN/kubeadm" version -o short)
-  KUBERNETES_NODE_IMAGE=$(tar -xOf "$NODE_IMAGE_TAR" index.json |
-    sed -n 's/.*"io.containerd.image.name":"\([^"]*\)".*/\1/p')
-  [ -n "$KUBERNETES_NODE_IMAGE" ] || die "no image name in $NODE_IMAGE_TAR"
+  KUBERNETES_NODE_IMAGE=$(image_name "$NODE_IMAGE_TAR")
+  KUBERNETES_PREVIOUS_VERSION="" KUBERNETES_PREVIOUS_NODE_IMAGE=""
+  if [ -n "$PREVIOUS_NODE_IMAGE_TAR" ]; then
+    KUBERNETES_PREVIOUS_VERSION=$("$(CAPK_KUBE_WRAPPER=kubernetes-previous "$repo/hack/kube-binaries.sh" kubeadm)/kubeadm" \
+      version -o short)
+    KUBERNETES_PREVIOUS_NODE_IMAGE=$(image_name "$PREVIOUS_NODE_IMAGE_TAR")
+  fi
+}
+
+# build_previous_node_image builds the node image of the Kubernetes minor
+# before (hack/tools/kubernetes-previous) for the upgrade test, unless
+# CAPK_PREVIOUS_KUBERNETES=0 (the quickstart needs none).
+build_previous_node_image() {
+  [ "${CAPK_PREVIOUS_KUBERNETES:-1}" = 0 ] && return
+  CAPK_KUBE_WRAPPER=kubernetes-previous "$here/node-image/build.sh"
+}
+
+# image_name prints the reference an OCI image-layout tarball holds.
+image_name() { # image_name <tarball>
+  local name
+  name=$(tar -xOf "$1" index.json | sed -n 's/.*"io.containerd.image.name":"\([^"]*\)".*/\1/p')
+  [ -n "$name" ] || die "no image name in $1"
+  echo "$name"
 }
 
 ctr_() { ctr --address "$state/containerd/containerd.sock" --namespace k8s.io "$@"; }
@@ -53,7 +80,7 @@ ctr_() { ctr --address "$state/containerd/containerd.sock" --namespace k8s.io "$
 # load_images imports every image the kubelet would otherwise pull.
 load_images() {
   local tar
-  for tar in "$NODE_IMAGE_TAR" "$MANAGEMENT"/images/*.tar; do
+  for tar in "$NODE_IMAGE_TAR" ${PREVIOUS_NODE_IMAGE_TAR:+"$PREVIOUS_NODE_IMAGE_TAR"} "$MANAGEMENT"/images/*.tar; do
     log "importing $(basename "$tar")"
     ctr_ images import "$tar" >/dev/null
   done
@@ -94,6 +121,8 @@ CLUSTERCTL_CONFIG=$MANAGEMENT/repository/clusterctl.yaml
 MANAGEMENT_IMAGES=$MANAGEMENT/images
 KUBERNETES_VERSION=$KUBERNETES_VERSION
 KUBERNETES_NODE_IMAGE=$KUBERNETES_NODE_IMAGE
+KUBERNETES_PREVIOUS_VERSION=$KUBERNETES_PREVIOUS_VERSION
+KUBERNETES_PREVIOUS_NODE_IMAGE=$KUBERNETES_PREVIOUS_NODE_IMAGE
 PODNET_MANIFEST=$here/podnet/podnet.yaml
 PODNET_IMAGE=$(sed -n 's/^ *image: *//p' "$here/podnet/podnet.yaml")
 ENV

@@ -20,7 +20,8 @@ namespace=${CLUSTER_NAMESPACE:-quickstart}
 log() { printf '[%s] quickstart: %s\n' "$(date +%T)" "$*" >&2; }
 
 start=$SECONDS
-[ -f "$state/e2e.env" ] || "$here/env.sh" up
+# The quickstart creates no cluster of the previous Kubernetes minor: no need to build it.
+[ -f "$state/e2e.env" ] || CAPK_PREVIOUS_KUBERNETES=${CAPK_PREVIOUS_KUBERNETES:-0} "$here/env.sh" up
 set -a
 # shellcheck disable=SC1091
 source "$state/e2e.env"

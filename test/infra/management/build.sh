@@ -18,6 +18,7 @@
 #   images/<name>.tar              one OCI image-layout tarball per image a Deployment uses
 #   repository/clusterctl.yaml     providers, cert-manager and CAPK_IMAGE, all local
 #   repository/<provider-label>/<version>/...
+#   repository/infrastructure-kubernetes/v0.1.0/   the previous release, for the upgrade test
 #
 # The binaries come from the Go module proxy (hack/cluster-api-binaries.sh,
 # hack/cert-manager-binaries.sh), the provider's artifacts from `make
@@ -29,6 +30,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 cache=${CAPK_CACHE:-$HOME/.cache/capk}
+# The provider's release before the current one (metadata.yaml), for the upgrade test.
+previous_version=v0.1.0
 # Where CAPI's release manifests take the managers' images from.
 capi_registry=registry.k8s.io/cluster-api
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
@@ -166,6 +169,19 @@ capk_provider() {
   local dir=$1/infrastructure-kubernetes/$CAPK_VERSION
   mkdir -p "$dir"
   (cd "$repo/out" && cp infrastructure-components.yaml metadata.yaml cluster-template*.yaml clusterclass-*.yaml "$dir/")
+}
+
+# capk_previous_release writes the release before, v0.1, for the upgrade test
+# (test/e2e/upgrade_test.go, docs/upgrade.md): the same manager and templates,
+# with CRDs that store v1alpha1 as v0.1's did, i.e. the +kubebuilder:storageversion
+# marker on v1alpha1. Its components are what `clusterctl init --infrastructure
+# kubernetes:v0.1.0` installs.
+capk_previous_release() {
+  local dir=$1/infrastructure-kubernetes/$previous_version
+  mkdir -p "$dir"
+  "$TOOLS/crd-storage" -group infrastructure.cluster.x-k8s.io -version v1alpha1 \
+    <"$repo/out/infrastructure-components.yaml" >"$dir/infrastructure-components.yaml"
+  (cd "$repo/out" && cp metadata.yaml cluster-template*.yaml clusterclass-*.yaml "$dir/")
 }
 
 # ---------------------------------------------------------------- cert-manager
@@ -425,6 +441,7 @@ build() { # build <partial folder> <final folder>
   log "writing the clusterctl repository"
   capi_providers "$1/repository"
   capk_provider "$1/repository"
+  capk_previous_release "$1/repository"
   cert_manager_provider "$1/repository"
   clusterctl_config "$2/repository" "$1/repository/clusterctl.yaml"
 }

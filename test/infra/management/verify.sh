@@ -71,13 +71,16 @@ only_version() { ls "$folder/repository/$1"; }
 generate_providers() {
   local capi_version capk_version
   capi_version=$(only_version cluster-api)
-  capk_version=$(only_version infrastructure-kubernetes)
   local -a providers=("core cluster-api:$capi_version" "bootstrap kubeadm:$capi_version"
-    "control-plane kubeadm:$capi_version" "infrastructure kubernetes:$capk_version")
+    "control-plane kubeadm:$capi_version")
+  # this provider has two releases: the current one and v0.1 for the upgrade test
+  for capk_version in $(ls "$folder/repository/infrastructure-kubernetes" | sort -V); do
+    providers+=("infrastructure kubernetes:$capk_version")
+  done
   local provider type name out
   for provider in "${providers[@]}"; do
     read -r type name <<<"$provider"
-    out=$SCRATCH/$type-${name%:*}.yaml
+    out=$SCRATCH/$type-${name/:/-}.yaml
     if clusterctl generate provider "--$type" "$name" >"$out" 2>"$out.err"; then
       pass "clusterctl generate provider --$type $name"
       GENERATED+=("$out")

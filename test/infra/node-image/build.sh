@@ -13,6 +13,8 @@
 #   CAPK_CACHE          cache root for binaries, the rootfs and the image [~/.cache/capk]
 #   CAPK_NODE_IMAGE     reference of the image [localhost/capk-node:<Kubernetes version>]
 #   CAPK_DEBIAN_MIRROR  Debian mirror for debootstrap [http://deb.debian.org/debian]
+#   CAPK_KUBE_WRAPPER   Kubernetes release, a wrapper module under hack/tools/ [kubernetes];
+#                       kubernetes-previous is the minor before, for the upgrade test
 #
 # Everything is cached: the rootfs by a hash of its package list and of this
 # script, the image by a hash of its inputs. A warm call only hashes.
