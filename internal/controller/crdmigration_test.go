@@ -19,12 +19,15 @@ package controller_test
 import (
 	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -113,4 +116,49 @@ func readHub(g Gomega, kc *infrav1alpha1.KubernetesCluster, template *infrav1alp
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(kc), hubCluster)).To(Succeed())
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(template), hubTemplate)).To(Succeed())
 	return []client.Object{hubCluster, hubTemplate}
+}
+
+// TestV1alpha1ServedWithDeprecationWarning checks that every request to a
+// v1alpha1 resource gets the deprecation warning, and that v1beta1 gets none.
+func TestV1alpha1ServedWithDeprecationWarning(t *testing.T) {
+	g := NewWithT(t)
+	namespace := newNamespace(t)
+	warnings := &warningRecorder{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.WarningHandler = warnings
+	api, err := dynamic.NewForConfig(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	const deprecated = "infrastructure.cluster.x-k8s.io/v1alpha1 is deprecated; use infrastructure.cluster.x-k8s.io/v1beta1"
+	for _, resource := range []string{"kubernetesclusters", "kubernetesclustertemplates", "kubernetesmachines",
+		"kubernetesmachinetemplates"} {
+		_, err := api.Resource(infrav1alpha1.GroupVersion.WithResource(resource)).Namespace(namespace).
+			List(context.Background(), metav1.ListOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(warnings.take()).To(ConsistOf(deprecated), "v1alpha1 %s", resource)
+		_, err = api.Resource(infrav1.GroupVersion.WithResource(resource)).Namespace(namespace).
+			List(context.Background(), metav1.ListOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(warnings.take()).To(BeEmpty(), "v1beta1 %s", resource)
+	}
+}
+
+// warningRecorder keeps the warnings of API responses.
+type warningRecorder struct {
+	mu       sync.Mutex
+	warnings []string
+}
+
+func (r *warningRecorder) HandleWarningHeader(_ int, _ string, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warnings = append(r.warnings, text)
+}
+
+// take returns the warnings recorded so far and forgets them.
+func (r *warningRecorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	taken := r.warnings
+	r.warnings = nil
+	return taken
 }
