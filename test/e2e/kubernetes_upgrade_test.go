@@ -55,27 +55,19 @@ func expectKubernetesUpgrade(ctx context.Context, t *testing.T, g Gomega, w *wor
 
 	start := time.Now()
 	kcp := &controlplanev1.KubeadmControlPlane{}
-	g.Expect(w.management.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name + "-control-plane"}, kcp)).To(Succeed())
-	patch := client.MergeFrom(kcp.DeepCopy())
-	kcp.Spec.Version = version
-	kcp.Spec.MachineTemplate.Spec.InfrastructureRef.Name =
-		copyMachineTemplate(ctx, g, w, kcp.Spec.MachineTemplate.Spec.InfrastructureRef.Name, version, image)
-	g.Expect(w.management.Patch(ctx, kcp, patch)).To(Succeed())
-	peak := waitRolledOut(ctx, g, w, client.HasLabels{clusterv1.MachineControlPlaneLabel}, version)
-	t.Logf("control plane rolled to %s in %s, at most %d node Pods at once", version,
-		time.Since(start).Round(time.Second), peak)
-
-	workersStart := time.Now()
+	peak := roll(ctx, t, g, w, kcp, w.name+"-control-plane", client.HasLabels{clusterv1.MachineControlPlaneLabel}, version,
+		func() {
+			ref := &kcp.Spec.MachineTemplate.Spec.InfrastructureRef
+			kcp.Spec.Version = version
+			ref.Name = copyMachineTemplate(ctx, g, w, ref.Name, version, image)
+		})
 	md := &clusterv1.MachineDeployment{}
-	g.Expect(w.management.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name + "-md-0"}, md)).To(Succeed())
-	patch = client.MergeFrom(md.DeepCopy())
-	md.Spec.Template.Spec.Version = version
-	md.Spec.Template.Spec.InfrastructureRef.Name =
-		copyMachineTemplate(ctx, g, w, md.Spec.Template.Spec.InfrastructureRef.Name, version, image)
-	g.Expect(w.management.Patch(ctx, md, patch)).To(Succeed())
-	workersPeak := waitRolledOut(ctx, g, w, client.HasLabels{clusterv1.MachineDeploymentNameLabel}, version)
-	t.Logf("workers rolled to %s in %s, at most %d node Pods at once", version,
-		time.Since(workersStart).Round(time.Second), workersPeak)
+	workersPeak := roll(ctx, t, g, w, md, w.name+"-md-0", client.HasLabels{clusterv1.MachineDeploymentNameLabel}, version,
+		func() {
+			ref := &md.Spec.Template.Spec.InfrastructureRef
+			md.Spec.Template.Spec.Version = version
+			ref.Name = copyMachineTemplate(ctx, g, w, ref.Name, version, image)
+		})
 	probe.stop()
 
 	expectOnlyNewNodes(ctx, g, w, old, version, image)
@@ -95,6 +87,21 @@ func expectKubernetesUpgrade(ctx context.Context, t *testing.T, g Gomega, w *wor
 // old API server stopped); the bound leaves room for an etcd leader change on
 // a busy machine.
 const maxAPIOutage = 10 * time.Second
+
+// roll reads obj (the KubeadmControlPlane or MachineDeployment name), patches
+// it with what update changes, waits until the Machines of selector run
+// version, and returns the most node Pods the cluster had at once meanwhile.
+func roll(ctx context.Context, t *testing.T, g Gomega, w *workloadCluster, obj client.Object, name string,
+	selector client.ListOption, version string, update func()) int {
+	start := time.Now()
+	g.Expect(w.management.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: name}, obj)).To(Succeed())
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	update()
+	g.Expect(w.management.Patch(ctx, obj, patch)).To(Succeed())
+	peak := waitRolledOut(ctx, g, w, selector, version)
+	t.Logf("%s rolled to %s in %s, at most %d node Pods at once", name, version, time.Since(start).Round(time.Second), peak)
+	return peak
+}
 
 // copyMachineTemplate creates a copy of a KubernetesMachineTemplate for a
 // Kubernetes version, with that version's node image (templates are
