@@ -69,20 +69,20 @@ func TestStorageVersionMigration(t *testing.T) {
 		}},
 	}
 	g.Expect(env.Client.Create(ctx, template)).To(Succeed())
-	before := readHub(g, kc, template)
+	clusterBefore, templateBefore := readHub(g, kc, template)
 
 	for _, name := range crds {
 		setStorageVersion(g, name, "v1beta1")
 		expectOnlyStoredVersion(g, name, "v1beta1")
 	}
-	after := readHub(g, kc, template)
-	g.Expect(after[0].(*infrav1.KubernetesCluster).Spec).To(Equal(before[0].(*infrav1.KubernetesCluster).Spec))
-	g.Expect(after[1].(*infrav1.KubernetesMachineTemplate).Spec).To(Equal(before[1].(*infrav1.KubernetesMachineTemplate).Spec))
-	g.Expect(after[0].(*infrav1.KubernetesCluster).Spec.ControlPlaneService.Type).To(BeEquivalentTo("NodePort"))
-	g.Expect(after[1].(*infrav1.KubernetesMachineTemplate).Spec.Template.Spec.Spreading).
+	clusterAfter, templateAfter := readHub(g, kc, template)
+	g.Expect(clusterAfter.Spec).To(Equal(clusterBefore.Spec))
+	g.Expect(templateAfter.Spec).To(Equal(templateBefore.Spec))
+	g.Expect(clusterAfter.Spec.ControlPlaneService.Type).To(BeEquivalentTo("NodePort"))
+	g.Expect(templateAfter.Spec.Template.Spec.Spreading).
 		To(Equal(infrav1.SpreadingPreferred), "hub-only fields of objects written as v1alpha1 are defaulted")
-	g.Expect(after[0].GetResourceVersion()).NotTo(Equal(before[0].GetResourceVersion()), "the migrator rewrote the object")
-	g.Expect(after[1].GetResourceVersion()).NotTo(Equal(before[1].GetResourceVersion()), "the migrator rewrote the object")
+	g.Expect(clusterAfter.ResourceVersion).NotTo(Equal(clusterBefore.ResourceVersion), "the migrator rewrote the object")
+	g.Expect(templateAfter.ResourceVersion).NotTo(Equal(templateBefore.ResourceVersion), "the migrator rewrote the object")
 }
 
 // setStorageVersion makes version the CRD's storage version, as applying a
@@ -111,11 +111,12 @@ func expectOnlyStoredVersion(g Gomega, name, version string) {
 }
 
 // readHub reads the cluster and the template as v1beta1.
-func readHub(g Gomega, kc *infrav1alpha1.KubernetesCluster, template *infrav1alpha1.KubernetesMachineTemplate) []client.Object {
+func readHub(g Gomega, kc *infrav1alpha1.KubernetesCluster,
+	template *infrav1alpha1.KubernetesMachineTemplate) (*infrav1.KubernetesCluster, *infrav1.KubernetesMachineTemplate) {
 	hubCluster, hubTemplate := &infrav1.KubernetesCluster{}, &infrav1.KubernetesMachineTemplate{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(kc), hubCluster)).To(Succeed())
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(template), hubTemplate)).To(Succeed())
-	return []client.Object{hubCluster, hubTemplate}
+	return hubCluster, hubTemplate
 }
 
 // TestV1alpha1ServedWithDeprecationWarning checks that every request to a
