@@ -194,7 +194,7 @@ func (p *apiProbe) loop(ctx context.Context, api rest.Interface) {
 			return
 		}
 		if err == nil && string(body) != "ok" {
-			err = errorString("answered " + string(body))
+			err = fmt.Errorf("answered %q", body)
 		}
 		p.record(err)
 		select {
@@ -204,10 +204,6 @@ func (p *apiProbe) loop(ctx context.Context, api rest.Interface) {
 		}
 	}
 }
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
 
 func (p *apiProbe) record(err error) {
 	p.mu.Lock()

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/cluster-api/util/contract"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/conversion"
 
@@ -78,7 +78,7 @@ func clusterctlArgs(args ...string) []string {
 func expectStorage(ctx context.Context, g Gomega, storage string, stored []string) {
 	for _, kind := range providerKinds {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		name := strings.ToLower(kind) + "s." + infrav1.GroupVersion.Group
+		name := contract.CalculateCRDName(infrav1.GroupVersion.Group, kind)
 		g.Expect(env.client.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
 		for _, v := range crd.Spec.Versions {
 			g.Expect(v.Storage).To(Equal(v.Name == storage), "CRD %s version %s: storage", name, v.Name)
@@ -92,9 +92,11 @@ func expectStorage(ctx context.Context, g Gomega, storage string, stored []strin
 // of the freshly installed provider.
 func waitProviderWebhooks(ctx context.Context, g Gomega) {
 	g.Eventually(func(g Gomega) {
-		kc := toV1alpha1(g, &infrav1.KubernetesCluster{})
-		kc.SetNamespace("default")
-		kc.SetName("webhook-probe")
+		probe := &unstructured.Unstructured{}
+		probe.SetGroupVersionKind(infrav1.GroupVersion.WithKind("KubernetesCluster"))
+		probe.SetNamespace("default")
+		probe.SetName("webhook-probe")
+		kc := toV1alpha1(g, probe)
 		g.Expect(env.client.Create(ctx, kc, client.DryRunAll)).To(Succeed())
 	}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 }
@@ -111,9 +113,7 @@ func createClusterAsV1alpha1(ctx context.Context, t *testing.T, g Gomega, namesp
 		if obj.GroupVersionKind().Group != infrav1.GroupVersion.Group {
 			continue
 		}
-		hub := newHub(g, obj.GetKind())
-		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, hub)).To(Succeed())
-		objects[i] = toV1alpha1(g, hub)
+		objects[i] = toV1alpha1(g, obj)
 		converted++
 	}
 	g.Expect(converted).To(BeNumerically(">=", 3), "the template's KubernetesCluster and KubernetesMachineTemplates")
@@ -121,40 +121,33 @@ func createClusterAsV1alpha1(ctx context.Context, t *testing.T, g Gomega, namesp
 	return &workloadCluster{namespace: namespace, name: name, management: env.client, hostingNamespace: namespace}
 }
 
-// newHub returns an empty v1beta1 object of a provider kind.
-func newHub(g Gomega, kind string) conversion.Hub {
+// v1alpha1Pair returns an empty v1beta1 object of a provider kind that a
+// cluster template holds, and its empty v1alpha1 counterpart.
+func v1alpha1Pair(g Gomega, kind string) (conversion.Hub, conversion.Convertible) {
 	switch kind {
 	case "KubernetesCluster":
-		return &infrav1.KubernetesCluster{}
+		return &infrav1.KubernetesCluster{}, &infrav1alpha1.KubernetesCluster{}
 	case "KubernetesClusterTemplate":
-		return &infrav1.KubernetesClusterTemplate{}
+		return &infrav1.KubernetesClusterTemplate{}, &infrav1alpha1.KubernetesClusterTemplate{}
 	case "KubernetesMachineTemplate":
-		return &infrav1.KubernetesMachineTemplate{}
+		return &infrav1.KubernetesMachineTemplate{}, &infrav1alpha1.KubernetesMachineTemplate{}
 	}
 	g.Expect(kind).To(BeEmpty(), "the templates hold no other provider kind")
-	return nil
+	return nil, nil
 }
 
 // toV1alpha1 converts a v1beta1 object with the provider's own conversion
 // into a v1alpha1 object for the API.
-func toV1alpha1(g Gomega, hub conversion.Hub) *unstructured.Unstructured {
-	var spoke conversion.Convertible
-	switch hub.(type) {
-	case *infrav1.KubernetesCluster:
-		spoke = &infrav1alpha1.KubernetesCluster{}
-	case *infrav1.KubernetesClusterTemplate:
-		spoke = &infrav1alpha1.KubernetesClusterTemplate{}
-	case *infrav1.KubernetesMachineTemplate:
-		spoke = &infrav1alpha1.KubernetesMachineTemplate{}
-	}
-	g.Expect(spoke).NotTo(BeNil(), "no v1alpha1 kind for %T", hub)
+func toV1alpha1(g Gomega, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	hub, spoke := v1alpha1Pair(g, obj.GetKind())
+	g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, hub)).To(Succeed())
 	g.Expect(spoke.ConvertFrom(hub)).To(Succeed())
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(spoke)
 	g.Expect(err).NotTo(HaveOccurred())
-	obj := &unstructured.Unstructured{Object: content}
-	obj.SetAPIVersion(infrav1alpha1.GroupVersion.String())
-	obj.SetKind(strings.TrimPrefix(fmt.Sprintf("%T", spoke), "*v1alpha1."))
-	return obj
+	converted := &unstructured.Unstructured{Object: content}
+	converted.SetAPIVersion(infrav1alpha1.GroupVersion.String())
+	converted.SetKind(obj.GetKind())
+	return converted
 }
 
 // expectProviderUpgrade upgrades the provider from v0.1 to the current
