@@ -61,6 +61,7 @@ type options struct {
 	leaderElectionName string
 	leaderElectionNS   string
 	skipCRDMigration   []string
+	profilerAddress    string
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -78,6 +79,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.concurrency, "concurrency", 10, "Number of objects of each kind reconciled at once.")
 	fs.StringSliceVar(&o.skipCRDMigration, "skip-crd-migration-phases", nil, "CRD migration phases to skip after an upgrade: StorageVersionMigration, CleanupManagedFields (docs/upgrade.md).")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "Serve webhooks and metrics over HTTP/2 (off by default: CVE-2023-44487).")
+	fs.StringVar(&o.profilerAddress, "profiler-address", "", "Address of Go's pprof endpoints (/debug/pprof/), e.g. localhost:6060; off when empty. Unauthenticated: bind it to the loopback interface.")
 }
 
 func main() {
@@ -128,6 +130,7 @@ func run(opts *options) error {
 		Scheme:                  scheme,
 		Cache:                   cacheOptions,
 		HealthProbeBindAddress:  opts.probeAddress,
+		PprofBindAddress:        opts.profilerAddress,
 		LeaderElection:          opts.leaderElect,
 		LeaderElectionID:        opts.leaderElectionName,
 		LeaderElectionNamespace: opts.leaderElectionNS,

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/go-logr/logr"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -75,8 +76,9 @@ type environment struct {
 	users    map[string]*crenvtest.AuthenticatedUser
 }
 
-// startEnvironment starts the API server with its files under dir.
-func startEnvironment(dir string) (*environment, error) {
+// startEnvironment starts the API server with its files under dir; etcd
+// syncs its writes to disk as in production unless noFsync.
+func startEnvironment(dir string, noFsync bool) (*environment, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run the benchmark with 'make bench'")
 	}
@@ -107,6 +109,9 @@ func startEnvironment(dir string) (*environment, error) {
 		Set("audit-log-path", e.auditLog).
 		// room for more control-plane Services than envtest's /24 holds
 		Set("service-cluster-ip-range", "10.0.0.0/16")
+	// envtest turns etcd's fsync off for speed; a production etcd syncs every commit.
+	e.env.ControlPlane.Etcd = &crenvtest.Etcd{}
+	e.env.ControlPlane.Etcd.Configure().Set("unsafe-no-fsync", strconv.FormatBool(noFsync))
 	config, err := e.env.Start()
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("starting kube-apiserver and etcd: %w", err), e.env.Stop())

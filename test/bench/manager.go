@@ -44,8 +44,10 @@ type managerProcess struct {
 	logPath        string
 	probeAddress   string
 	metricsAddress string
-	exited         chan struct{}
-	exitErr        error
+	// profilerAddress serves Go's pprof endpoints when profiling is on.
+	profilerAddress string
+	exited          chan struct{}
+	exitErr         error
 	// note says how the process was started when it differs from a Pod's.
 	note string
 }
@@ -57,12 +59,14 @@ type managerOptions struct {
 	logPath    string
 	webhook    crenvtest.WebhookInstallOptions
 	extraArgs  []string
+	// profile turns on the manager's pprof endpoints.
+	profile bool
 }
 
 // startManager starts the manager with production flags: the defaults of its
 // leader election, QPS, burst and concurrency unless extraArgs override them.
 func startManager(opts managerOptions) (*managerProcess, error) {
-	ports, err := freePorts(2)
+	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -72,12 +76,17 @@ func startManager(opts managerOptions) (*managerProcess, error) {
 		metricsAddress: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1])),
 		exited:         make(chan struct{}),
 	}
-	args := append([]string{
+	args := []string{
 		"--webhook-port=" + strconv.Itoa(opts.webhook.LocalServingPort),
 		"--webhook-cert-dir=" + opts.webhook.LocalServingCertDir,
 		"--health-probe-bind-address=" + m.probeAddress,
 		"--metrics-bind-address=" + m.metricsAddress,
-	}, opts.extraArgs...)
+	}
+	if opts.profile {
+		m.profilerAddress = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[2]))
+		args = append(args, "--profiler-address="+m.profilerAddress)
+	}
+	args = append(args, opts.extraArgs...)
 	name, args, err := m.leaderElectionCommand(opts.binary, args)
 	if err != nil {
 		return nil, err

@@ -80,7 +80,7 @@ func (r *scaleRun) start(ctx context.Context) error {
 	if _, err := os.Stat(r.settings.Manager); err != nil {
 		return fmt.Errorf("the manager binary: %w (make bench builds it)", err)
 	}
-	if r.env, err = startEnvironment(r.dir); err != nil {
+	if r.env, err = startEnvironment(r.dir, r.settings.EtcdNoFsync); err != nil {
 		return err
 	}
 	kubeconfig := filepath.Join(r.dir, "manager.kubeconfig")
@@ -89,7 +89,7 @@ func (r *scaleRun) start(ctx context.Context) error {
 	}
 	r.manager, err = startManager(managerOptions{
 		binary: r.settings.Manager, kubeconfig: kubeconfig, logPath: filepath.Join(r.dir, "manager.log"),
-		webhook: r.env.webhook(), extraArgs: r.settings.ManagerArgs,
+		webhook: r.env.webhook(), extraArgs: r.settings.ManagerArgs, profile: r.settings.ProfileSeconds > 0,
 	})
 	if err != nil {
 		return err
@@ -203,6 +203,10 @@ func (r *scaleRun) provision(ctx context.Context) error {
 	r.obs.Staging = Window{From: staged, To: time.Now()}
 	r.logf("staged %d machines (all waiting for their cluster) in %s", len(r.machines), r.obs.Staging.Duration().Round(time.Millisecond))
 	apiServerStart, etcdStart := r.serverCPU()
+	profiles, err := r.startProfiles(ctx)
+	if err != nil {
+		return err
+	}
 	if err := r.release(ctx); err != nil {
 		return err
 	}
@@ -212,6 +216,9 @@ func (r *scaleRun) provision(ctx context.Context) error {
 		return fmt.Errorf("%d of %d machines provisioned, missing e.g. %s: %w\n%s", count, len(r.machines),
 			strings.Join(r.tracker.notProvisioned(r.machines), ", "), err, r.sim.errorSummary())
 	}
+	if err := profiles.wait(); err != nil {
+		return err
+	}
 	r.obs.Provisioning.To = last
 	r.obs.APIServerCPU, r.obs.EtcdCPU = r.serverCPU()
 	r.obs.APIServerCPU -= apiServerStart
@@ -219,6 +226,16 @@ func (r *scaleRun) provision(ctx context.Context) error {
 	r.obs.Latencies = r.tracker.latencies()
 	r.logf("provisioned %d machines in %s", len(r.machines), r.obs.Provisioning.Duration().Round(time.Millisecond))
 	return r.checkOnePodPerMachine(ctx)
+}
+
+// startProfiles starts the CPU profiles of provisioning when they are asked for.
+func (r *scaleRun) startProfiles(ctx context.Context) (*cpuProfiles, error) {
+	if r.settings.ProfileSeconds == 0 {
+		return nil, nil
+	}
+	dir := filepath.Dir(r.settings.Output)
+	r.logf("profiling kube-apiserver and the manager for %d s into %s", r.settings.ProfileSeconds, dir)
+	return startCPUProfiles(ctx, r.env.admin, r.manager.profilerAddress, dir, time.Duration(r.settings.ProfileSeconds)*time.Second)
 }
 
 // serverCPU reads the CPU time kube-apiserver and etcd used so far (zero for

@@ -57,6 +57,13 @@ type Settings struct {
 	Output string
 	// Manager is the manager binary (BENCH_MANAGER).
 	Manager string
+	// ProfileSeconds, when above zero, takes CPU profiles of the API server
+	// and the manager for that long from the start of provisioning
+	// (BENCH_PROFILE_SECONDS).
+	ProfileSeconds int
+	// EtcdNoFsync runs etcd with --unsafe-no-fsync, as envtest does by
+	// default (BENCH_ETCD_NO_FSYNC=1); etcd syncs to disk as in production otherwise.
+	EtcdNoFsync bool
 	// ManagerArgs are extra manager flags, e.g. --kube-api-qps=200
 	// (BENCH_MANAGER_ARGS, split at spaces); they override the defaults.
 	ManagerArgs []string
@@ -81,7 +88,7 @@ func SettingsFromEnv(getenv func(string) string, root string) (Settings, error) 
 		Manager:     filepath.Join(root, "bin", "manager"),
 		ManagerArgs: strings.Fields(getenv("BENCH_MANAGER_ARGS")),
 	}
-	var settle, steady, provision, deletion int
+	var settle, steady, provision, deletion, noFsync int
 	ints := []intSetting{
 		{"BENCH_CLUSTERS", &s.Clusters, 100, 1},
 		{"BENCH_MACHINES_PER_CLUSTER", &s.MachinesPerCluster, 10, 1},
@@ -94,6 +101,8 @@ func SettingsFromEnv(getenv func(string) string, root string) (Settings, error) 
 		{"BENCH_STEADY_SECONDS", &steady, 60, 1},
 		{"BENCH_PROVISION_TIMEOUT_SECONDS", &provision, 900, 1},
 		{"BENCH_DELETE_TIMEOUT_SECONDS", &deletion, 600, 1},
+		{"BENCH_PROFILE_SECONDS", &s.ProfileSeconds, 0, 0},
+		{"BENCH_ETCD_NO_FSYNC", &noFsync, 0, 0},
 	}
 	var errs []error
 	for _, setting := range ints {
@@ -103,6 +112,7 @@ func SettingsFromEnv(getenv func(string) string, root string) (Settings, error) 
 		return Settings{}, err
 	}
 	s.Namespaces = min(s.Namespaces, s.Clusters)
+	s.EtcdNoFsync = noFsync > 0
 	s.Settle, s.Steady = time.Duration(settle)*time.Second, time.Duration(steady)*time.Second
 	s.ProvisionTimeout, s.DeleteTimeout = time.Duration(provision)*time.Second, time.Duration(deletion)*time.Second
 	if value := getenv("BENCH_OUTPUT"); value != "" {

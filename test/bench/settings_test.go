@@ -41,13 +41,17 @@ func TestSettingsDefaults(t *testing.T) {
 	if s.Output != "/repo/out/bench-results.json" || s.Manager != "/repo/bin/manager" || len(s.ManagerArgs) != 0 {
 		t.Errorf("unexpected paths or arguments %+v", s)
 	}
+	if s.ProfileSeconds != 0 || s.EtcdNoFsync {
+		t.Errorf("profiling or etcd without fsync on by default: %+v", s)
+	}
 }
 
 func TestSettingsFromVariables(t *testing.T) {
 	s, err := SettingsFromEnv(env(map[string]string{
 		"BENCH_CLUSTERS": "3", "BENCH_MACHINES_PER_CLUSTER": " 5 ", "BENCH_STEADY_SECONDS": "10",
 		"BENCH_SETTLE_SECONDS": "0", "BENCH_OUTPUT": "/tmp/r.json",
-		"BENCH_MANAGER_ARGS": "--kube-api-qps=300  --concurrency=20",
+		"BENCH_MANAGER_ARGS":    "--kube-api-qps=300  --concurrency=20",
+		"BENCH_PROFILE_SECONDS": "25", "BENCH_ETCD_NO_FSYNC": "1",
 	}), "/repo")
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +61,9 @@ func TestSettingsFromVariables(t *testing.T) {
 	}
 	if s.Steady != 10*time.Second || s.Settle != 0 || s.Output != "/tmp/r.json" {
 		t.Errorf("unexpected settings %+v", s)
+	}
+	if s.ProfileSeconds != 25 || !s.EtcdNoFsync {
+		t.Errorf("profile seconds %d, etcd without fsync %v; want 25, true", s.ProfileSeconds, s.EtcdNoFsync)
 	}
 	if !slices.Equal(s.ManagerArgs, []string{"--kube-api-qps=300", "--concurrency=20"}) {
 		t.Errorf("manager args %q", s.ManagerArgs)
