@@ -51,7 +51,7 @@ import (
 const KubeconfigFinalizer = "infrastructure.cluster.x-k8s.io/hosting-kubeconfig"
 
 // zoneLabel is the well-known label failure domains are discovered from.
-const zoneLabel = "topology.kubernetes.io/zone"
+const zoneLabel = corev1.LabelTopologyZone
 
 // reconcileHosting connects to the hosting cluster and reports whether it answers.
 func (r *KubernetesClusterReconciler) reconcileHosting(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
@@ -325,14 +325,15 @@ func clusterNameOf(kc *infrav1.KubernetesCluster) string {
 	return kc.Name
 }
 
-// hostingNodes lists the hosting cluster's nodes once per reconcile: the endpoint
-// and the failure domains both need them.
+// hostingNodes lists the hosting cluster's nodes from the cache (their names,
+// zones and addresses: hosting.TrimNode) once per reconcile: the endpoint and
+// the failure domains both need them.
 func (s *clusterScope) hostingNodes(ctx context.Context) ([]corev1.Node, error) {
 	if s.nodes != nil {
 		return s.nodes, nil
 	}
 	list := &corev1.NodeList{}
-	if err := s.hosting.Reader.List(ctx, list); err != nil {
+	if err := s.hosting.Client.List(ctx, list); err != nil {
 		return nil, fmt.Errorf("listing nodes of %s: %w", s.hosting.Description, err)
 	}
 	s.nodes = append([]corev1.Node{}, list.Items...)

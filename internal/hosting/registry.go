@@ -330,14 +330,33 @@ func ManagedObjectTypes() []client.Object {
 }
 
 // ManagedObjectsCache limits a hosting cache to the objects the provider created,
-// so a shared hosting cluster's other Pods and Secrets are neither listed nor kept.
+// so a shared hosting cluster's other Pods and Secrets are neither listed nor
+// kept, and keeps of its Nodes only what the provider reads (TrimNode).
 func ManagedObjectsCache() map[client.Object]cache.ByObject {
 	selector := labels.SelectorFromSet(labels.Set{infrav1.ManagedByLabel: infrav1.ManagedByValue})
-	byObject := map[client.Object]cache.ByObject{}
+	byObject := map[client.Object]cache.ByObject{&corev1.Node{}: {Transform: TrimNode}}
 	for _, obj := range ManagedObjectTypes() {
 		byObject[obj] = cache.ByObject{Label: selector}
 	}
 	return byObject
+}
+
+// TrimNode keeps of a hosting Node only what the provider reads: its name, its
+// zone (the failure domains) and its addresses (a NodePort endpoint). Cached
+// whole, the Nodes of a large hosting cluster (images, conditions, capacity)
+// would cost the manager more memory than its own objects.
+func TrimNode(obj any) (any, error) {
+	node, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	trimmed := &corev1.Node{}
+	trimmed.Name, trimmed.UID, trimmed.ResourceVersion = node.Name, node.UID, node.ResourceVersion
+	if zone, ok := node.Labels[corev1.LabelTopologyZone]; ok {
+		trimmed.Labels = map[string]string{corev1.LabelTopologyZone: zone}
+	}
+	trimmed.Status.Addresses = node.Status.Addresses
+	return trimmed, nil
 }
 
 // ManagementCacheOptions limits the management cluster's cache: Pods, Services

@@ -130,3 +130,37 @@ func TestInvalidKubeconfigIsNotRetriedAsUnreachable(t *testing.T) {
 	g.Expect(err).To(MatchError(hosting.ErrInvalidKubeconfig))
 	g.Expect(err.Error()).To(ContainSubstring(`has no key "missing"`))
 }
+
+func TestTrimNodeKeepsNameZoneAndAddresses(t *testing.T) {
+	g := NewWithT(t)
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "worker-1", UID: "uid-1", ResourceVersion: "42",
+			Labels:      map[string]string{corev1.LabelTopologyZone: "zone-a", corev1.LabelHostname: "worker-1"},
+			Annotations: map[string]string{"node.alpha.kubernetes.io/ttl": "0"},
+		},
+		Spec: corev1.NodeSpec{PodCIDR: "10.244.1.0/24"},
+		Status: corev1.NodeStatus{
+			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.0.2.10"}},
+			Images:    []corev1.ContainerImage{{Names: []string{"kindest/node:v1.36.3"}, SizeBytes: 1 << 30}},
+		},
+	}
+	trimmed, err := hosting.TrimNode(node)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(trimmed).To(Equal(&corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "worker-1", UID: "uid-1", ResourceVersion: "42",
+			Labels: map[string]string{corev1.LabelTopologyZone: "zone-a"},
+		},
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.0.2.10"}}},
+	}))
+
+	unzoned, err := hosting.TrimNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "plain", Labels: map[string]string{"a": "b"}}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(unzoned.(*corev1.Node).Labels).To(BeNil(), "no zone, no labels")
+
+	other := &corev1.Pod{}
+	same, err := hosting.TrimNode(other)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(same).To(BeIdenticalTo(other), "anything else passes unchanged")
+}
