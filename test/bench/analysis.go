@@ -30,6 +30,8 @@ type Observations struct {
 
 	RawPods     int
 	RawDuration time.Duration
+	// RawAPIServerCPU is what kube-apiserver used while the raw Pods were created.
+	RawAPIServerCPU time.Duration
 
 	// Staging runs from the first machine created to every machine reported
 	// waiting for its cluster's infrastructure.
@@ -69,10 +71,11 @@ func (o *Observations) Figures(host Host) Figures {
 	f := Figures{
 		Host: host, Clusters: o.Clusters, MachinesPerCluster: o.MachinesPerCluster, Machines: o.Machines(),
 		ManagerArgs: o.ManagerArgs, ManagerBuild: o.ManagerBuild, Notes: o.Notes,
-		RawPodCreatesPerSecond: PerSecond(float64(o.RawPods), o.RawDuration),
-		Provisioning:           o.provisioning(),
-		SteadyState:            o.steadyState(),
-		Deletion:               o.deletion(),
+		RawPodCreatesPerSecond:         PerSecond(float64(o.RawPods), o.RawDuration),
+		RawAPIServerCPUMillisPerCreate: Ratio(millis(o.RawAPIServerCPU), float64(o.RawPods)),
+		Provisioning:                   o.provisioning(),
+		SteadyState:                    o.steadyState(),
+		Deletion:                       o.deletion(),
 		Manager: ManagerUsage{
 			PeakRSSMiB: float64(o.PeakRSSBytes) / (1 << 20),
 			CPUSeconds: o.CPUEnd.Seconds(),
@@ -81,6 +84,7 @@ func (o *Observations) Figures(host Host) Figures {
 	p := &f.Provisioning
 	p.WriteRateRatio = Ratio(p.ManagerWritesPerSecond, f.RawPodCreatesPerSecond)
 	p.Utilisation = Ratio(p.MachinesPerSecond*p.WritesPerMachine, f.RawPodCreatesPerSecond)
+	p.APIServerCPUMillisPerWrite = Ratio(p.APIServerCPUMillisPerMachine, p.WritesPerMachine)
 	f.EvaluateTargets()
 	return f
 }
@@ -91,23 +95,27 @@ func (o *Observations) provisioning() Provisioning {
 	all := Window{From: o.Provisioning.From, To: o.ProvisioningTail.To}
 	tally := CountRequests(o.Requests, o.ManagerUser, all)
 	return Provisioning{
-		Seconds:                 o.Provisioning.Duration().Seconds(),
-		MachinesPerSecond:       PerSecond(float64(n), o.Provisioning.Duration()),
-		ManagerWritesPerSecond:  PerSecond(float64(timed.Class(ClassWrite)), o.Provisioning.Duration()),
-		LatencyP50Seconds:       Percentile(o.Latencies, 50).Seconds(),
-		LatencyP99Seconds:       Percentile(o.Latencies, 99).Seconds(),
-		LatencyMaxSeconds:       Percentile(o.Latencies, 100).Seconds(),
-		WritesPerMachine:        Ratio(float64(tally.Class(ClassWrite)), float64(n)),
-		ReadsPerMachine:         Ratio(float64(tally.Class(ClassRead)), float64(n)),
-		ConflictsPerMachine:     Ratio(float64(CountConflicts(o.Requests, o.ManagerUser, all)), float64(n)),
-		StagingWritesPerMachine: Ratio(float64(CountRequests(o.Requests, o.ManagerUser, o.Staging).Class(ClassWrite)), float64(n)),
-		RequestsPerMachine:      PerMachine(tally, n),
-		ReconcilesPerMachine:    Ratio(o.ReconcilesAfter-o.ReconcilesBefore, float64(n)),
-		ManagerCPUSeconds:       (o.CPUSteadyStart - o.CPUProvisioningStart).Seconds(),
-		APIServerCPUSeconds:     o.APIServerCPU.Seconds(),
-		EtcdCPUSeconds:          o.EtcdCPU.Seconds(),
+		Seconds:                      o.Provisioning.Duration().Seconds(),
+		MachinesPerSecond:            PerSecond(float64(n), o.Provisioning.Duration()),
+		ManagerWritesPerSecond:       PerSecond(float64(timed.Class(ClassWrite)), o.Provisioning.Duration()),
+		LatencyP50Seconds:            Percentile(o.Latencies, 50).Seconds(),
+		LatencyP99Seconds:            Percentile(o.Latencies, 99).Seconds(),
+		LatencyMaxSeconds:            Percentile(o.Latencies, 100).Seconds(),
+		WritesPerMachine:             Ratio(float64(tally.Class(ClassWrite)), float64(n)),
+		ReadsPerMachine:              Ratio(float64(tally.Class(ClassRead)), float64(n)),
+		ConflictsPerMachine:          Ratio(float64(CountConflicts(o.Requests, o.ManagerUser, all)), float64(n)),
+		StagingWritesPerMachine:      Ratio(float64(CountRequests(o.Requests, o.ManagerUser, o.Staging).Class(ClassWrite)), float64(n)),
+		RequestsPerMachine:           PerMachine(tally, n),
+		ReconcilesPerMachine:         Ratio(o.ReconcilesAfter-o.ReconcilesBefore, float64(n)),
+		ManagerCPUSeconds:            (o.CPUSteadyStart - o.CPUProvisioningStart).Seconds(),
+		APIServerCPUSeconds:          o.APIServerCPU.Seconds(),
+		EtcdCPUSeconds:               o.EtcdCPU.Seconds(),
+		APIServerCPUMillisPerMachine: Ratio(millis(o.APIServerCPU), float64(n)),
 	}
 }
+
+// millis is d in milliseconds.
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func (o *Observations) steadyState() SteadyState {
 	tally := CountRequests(o.Requests, o.ManagerUser, o.Steady)

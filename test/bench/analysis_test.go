@@ -34,7 +34,8 @@ func testObservations() *Observations {
 	at := func(seconds float64) time.Time { return t0.Add(time.Duration(seconds * float64(time.Second))) }
 	o := &Observations{
 		Clusters: 2, MachinesPerCluster: 5, ManagerUser: "manager",
-		RawPods: 1000, RawDuration: 10 * time.Second,
+		RawPods: 1000, RawDuration: 10 * time.Second, RawAPIServerCPU: 2 * time.Second,
+		APIServerCPU: 500 * time.Millisecond,
 		Provisioning: Window{From: at(0), To: at(10)}, ProvisioningTail: Window{From: at(10), To: at(30)},
 		Steady:   Window{From: at(30), To: at(90)},
 		Deletion: Window{From: at(100), To: at(105)}, DeletionTail: Window{From: at(105), To: at(110)},
@@ -88,6 +89,9 @@ func TestFiguresFromObservations(t *testing.T) {
 		{"deleted/s", f.Deletion.MachinesPerSecond, 2},
 		{"deletion writes per machine", f.Deletion.WritesPerMachine, 1},
 		{"peak RSS MiB", f.Manager.PeakRSSMiB, 100},
+		{"API server CPU per raw create (ms)", f.RawAPIServerCPUMillisPerCreate, 2},
+		{"API server CPU per machine (ms)", p.APIServerCPUMillisPerMachine, 50},
+		{"API server CPU per manager write (ms)", p.APIServerCPUMillisPerWrite, 10},
 	}
 	for _, c := range checks {
 		if !near(c.got, c.want) {

@@ -36,12 +36,14 @@ type Figures struct {
 	Notes []string `json:"notes,omitempty"`
 	// RawPodCreatesPerSecond is the rate a plain client creates simple Pods at:
 	// what the API server allows, the limit the controller can approach.
-	RawPodCreatesPerSecond float64      `json:"rawPodCreatesPerSecond"`
-	Provisioning           Provisioning `json:"provisioning"`
-	SteadyState            SteadyState  `json:"steadyState"`
-	Deletion               Deletion     `json:"deletion"`
-	Manager                ManagerUsage `json:"manager"`
-	Targets                []Target     `json:"targets"`
+	RawPodCreatesPerSecond float64 `json:"rawPodCreatesPerSecond"`
+	// RawAPIServerCPUMillisPerCreate is kube-apiserver's CPU time per raw create.
+	RawAPIServerCPUMillisPerCreate float64      `json:"rawAPIServerCPUMillisPerCreate"`
+	Provisioning                   Provisioning `json:"provisioning"`
+	SteadyState                    SteadyState  `json:"steadyState"`
+	Deletion                       Deletion     `json:"deletion"`
+	Manager                        ManagerUsage `json:"manager"`
+	Targets                        []Target     `json:"targets"`
 }
 
 // Host is the machine the benchmark ran on.
@@ -87,6 +89,12 @@ type Provisioning struct {
 	// used from the release to the last machine provisioned.
 	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
 	EtcdCPUSeconds      float64 `json:"etcdCPUSeconds"`
+	// APIServerCPUMillisPerMachine is kube-apiserver's CPU time in that window
+	// per machine (the manager's writes, the simulator's, the watch events and
+	// webhook calls they cause); APIServerCPUMillisPerWrite divides it by the
+	// manager's writes per machine, to compare with a raw create.
+	APIServerCPUMillisPerMachine float64 `json:"apiServerCPUMillisPerMachine"`
+	APIServerCPUMillisPerWrite   float64 `json:"apiServerCPUMillisPerWrite"`
 }
 
 // SteadyState is a window after provisioning in which nothing changes.

@@ -133,13 +133,19 @@ func (r *scaleRun) waitForLeader(ctx context.Context) error {
 
 // measureRawRate measures the raw Pod create rate.
 func (r *scaleRun) measureRawRate(ctx context.Context) error {
-	elapsed, err := rawCreateRate(ctx, r.env.config(rawUser), r.settings.RawPods, r.settings.RawWorkers)
+	creator, err := newRawCreator(ctx, r.env.config(rawUser))
 	if err != nil {
 		return err
 	}
-	r.obs.RawPods, r.obs.RawDuration = r.settings.RawPods, elapsed
+	apiServerStart, _ := r.serverCPU()
+	elapsed, err := creator.create(ctx, r.settings.RawPods, r.settings.RawWorkers)
+	if err != nil {
+		return err
+	}
+	apiServerEnd, _ := r.serverCPU()
+	r.obs.RawPods, r.obs.RawDuration, r.obs.RawAPIServerCPU = r.settings.RawPods, elapsed, apiServerEnd-apiServerStart
 	r.logf("raw: %d Pods created in %s (%.1f/s)", r.settings.RawPods, elapsed.Round(time.Millisecond), PerSecond(float64(r.settings.RawPods), elapsed))
-	return nil
+	return creator.deleteAll(ctx)
 }
 
 // setUp creates the clusters and starts the node simulator and the tracker.

@@ -72,39 +72,53 @@ func parallel(n, workers int, fn func(i int) error) error {
 	return errors.Join(errs...)
 }
 
-// rawCreateRate creates pods simple Pods from a plain clientset with workers
-// goroutines and returns how long that took; then it deletes them and waits
-// until they are gone.
-func rawCreateRate(ctx context.Context, config *rest.Config, pods, workers int) (time.Duration, error) {
+// rawCreator creates and deletes the Pods of the raw create rate with a plain
+// clientset.
+type rawCreator struct {
+	clientset *kubernetes.Clientset
+}
+
+// newRawCreator makes the clientset and the namespace of the raw Pods.
+func newRawCreator(ctx context.Context, config *rest.Config) (*rawCreator, error) {
 	clientset, err := kubernetes.NewForConfig(config)
 	if err != nil {
-		return 0, fmt.Errorf("creating the raw creator's client: %w", err)
+		return nil, fmt.Errorf("creating the raw creator's client: %w", err)
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rawNamespace}}
 	if _, err := clientset.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		return 0, fmt.Errorf("creating namespace %s: %w", rawNamespace, err)
+		return nil, fmt.Errorf("creating namespace %s: %w", rawNamespace, err)
 	}
+	return &rawCreator{clientset: clientset}, nil
+}
+
+// create creates pods simple Pods with workers goroutines and returns how long
+// that took.
+func (c *rawCreator) create(ctx context.Context, pods, workers int) (time.Duration, error) {
 	start := time.Now()
-	err = parallel(pods, workers, func(i int) error {
-		_, err := clientset.CoreV1().Pods(rawNamespace).Create(ctx, rawPod(i), metav1.CreateOptions{})
+	err := parallel(pods, workers, func(i int) error {
+		_, err := c.clientset.CoreV1().Pods(rawNamespace).Create(ctx, rawPod(i), metav1.CreateOptions{})
 		return err
 	})
-	elapsed := time.Since(start)
 	if err != nil {
 		return 0, fmt.Errorf("creating the raw Pods: %w", err)
 	}
+	return time.Since(start), nil
+}
+
+// deleteAll deletes the raw Pods and waits until they are gone.
+func (c *rawCreator) deleteAll(ctx context.Context) error {
 	deleteNow := metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}
-	if err := clientset.CoreV1().Pods(rawNamespace).DeleteCollection(ctx, deleteNow, metav1.ListOptions{}); err != nil {
-		return 0, fmt.Errorf("deleting the raw Pods: %w", err)
+	if err := c.clientset.CoreV1().Pods(rawNamespace).DeleteCollection(ctx, deleteNow, metav1.ListOptions{}); err != nil {
+		return fmt.Errorf("deleting the raw Pods: %w", err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := clientset.CoreV1().Pods(rawNamespace).List(ctx, metav1.ListOptions{Limit: 1})
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := c.clientset.CoreV1().Pods(rawNamespace).List(ctx, metav1.ListOptions{Limit: 1})
 		return err == nil && len(list.Items) == 0, err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("waiting for the raw Pods to be gone: %w", err)
+		return fmt.Errorf("waiting for the raw Pods to be gone: %w", err)
 	}
-	return elapsed, nil
+	return nil
 }
 
 // rawPod is a plain Pod of one container, never scheduled.
