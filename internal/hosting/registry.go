@@ -293,8 +293,10 @@ func (r *Registry) startRemote(key types.NamespacedName, kubeconfig []byte) (*re
 func (r *Registry) waitForCache(ctx context.Context, rc *remote) error {
 	syncCtx, cancel := context.WithTimeout(ctx, CacheSyncTimeout)
 	defer cancel()
-	// Starting the informers up front makes a dead endpoint fail here, not in a controller.
-	for _, obj := range ManagedObjectTypes() {
+	// Starting the informers up front makes a dead endpoint fail here, not in a
+	// controller, and none of them is started later on a cache already stopped,
+	// where a read would wait for it forever (the Nodes are read, not watched).
+	for _, obj := range append(ManagedObjectTypes(), &corev1.Node{}) {
 		if _, err := rc.cluster.GetCache().GetInformer(syncCtx, obj); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrUnreachable, rc.description, err)
 		}
