@@ -26,6 +26,8 @@ import (
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apidiscovery "k8s.io/apiserver/pkg/endpoints/discovery"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -44,16 +46,17 @@ func TestStorageVersionMigration(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	namespace := newNamespace(t)
-	crds := []string{"kubernetesclusters.infrastructure.cluster.x-k8s.io",
-		"kubernetesmachinetemplates.infrastructure.cluster.x-k8s.io"}
+	crds := map[string]string{"kubernetesclusters": "KubernetesCluster", "kubernetesmachinetemplates": "KubernetesMachineTemplate"}
 	t.Cleanup(func() {
-		for _, name := range crds {
-			setStorageVersion(NewWithT(t), name, "v1beta1")
+		for resource := range crds {
+			setStorageVersion(NewWithT(t), resource, "v1beta1")
 		}
 	})
-	for _, name := range crds {
-		setStorageVersion(g, name, "v1alpha1")
-		expectOnlyStoredVersion(g, name, "v1alpha1")
+	for resource, kind := range crds {
+		setStorageVersion(g, resource, "v1alpha1")
+		expectOnlyStoredVersion(g, resource, "v1alpha1")
+		// The objects below must be written as v1alpha1 for the migration to have work.
+		expectServedStorageVersion(g, resource, kind, "v1alpha1")
 	}
 
 	kc := &infrav1alpha1.KubernetesCluster{
@@ -71,9 +74,9 @@ func TestStorageVersionMigration(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, template)).To(Succeed())
 	clusterBefore, templateBefore := readHub(g, kc, template)
 
-	for _, name := range crds {
-		setStorageVersion(g, name, "v1beta1")
-		expectOnlyStoredVersion(g, name, "v1beta1")
+	for resource := range crds {
+		setStorageVersion(g, resource, "v1beta1")
+		expectOnlyStoredVersion(g, resource, "v1beta1")
 	}
 	clusterAfter, templateAfter := readHub(g, kc, template)
 	g.Expect(clusterAfter.Spec).To(Equal(clusterBefore.Spec))
@@ -85,12 +88,12 @@ func TestStorageVersionMigration(t *testing.T) {
 	g.Expect(templateAfter.ResourceVersion).NotTo(Equal(templateBefore.ResourceVersion), "the migrator rewrote the object")
 }
 
-// setStorageVersion makes version the CRD's storage version, as applying a
-// release's CRDs does.
-func setStorageVersion(g Gomega, name, version string) {
+// setStorageVersion makes version the storage version of the provider's CRD of
+// resource, as applying a release's CRDs does.
+func setStorageVersion(g Gomega, resource, version string) {
 	g.Eventually(func(g Gomega) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: name}, crd)).To(Succeed())
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: crdName(resource)}, crd)).To(Succeed())
 		for i := range crd.Spec.Versions {
 			crd.Spec.Versions[i].Storage = crd.Spec.Versions[i].Name == version
 		}
@@ -100,13 +103,31 @@ func setStorageVersion(g Gomega, name, version string) {
 
 // expectOnlyStoredVersion waits until the migrator handled the CRD's current
 // generation and its status.storedVersions holds version alone.
-func expectOnlyStoredVersion(g Gomega, name, version string) {
+func expectOnlyStoredVersion(g Gomega, resource, version string) {
 	g.Eventually(func(g Gomega) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: name}, crd)).To(Succeed())
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: crdName(resource)}, crd)).To(Succeed())
 		g.Expect(crd.Annotations).To(HaveKeyWithValue(clusterv1.CRDMigrationObservedGenerationAnnotation,
 			strconv.FormatInt(crd.Generation, 10)))
 		g.Expect(crd.Status.StoredVersions).To(Equal([]string{version}))
+	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+}
+
+// crdName is the name of the provider's CRD of resource.
+func crdName(resource string) string { return resource + "." + infrav1.GroupVersion.Group }
+
+// expectServedStorageVersion waits until the API server writes new objects of
+// resource as version: its discovery names that version's storage hash once
+// the API server has seen the CRD change, and its handlers read the same.
+func expectServedStorageVersion(g Gomega, resource, kind, version string) {
+	api, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	want := apidiscovery.StorageVersionHash(infrav1.GroupVersion.Group, version, kind)
+	g.Eventually(func(g Gomega) {
+		resources, err := api.ServerResourcesForGroupVersion(infrav1.GroupVersion.String())
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(resources.APIResources).To(ContainElement(And(
+			HaveField("Name", resource), HaveField("StorageVersionHash", want))))
 	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 }
 
