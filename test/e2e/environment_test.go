@@ -42,7 +42,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
 )
@@ -58,6 +60,9 @@ type environment struct {
 var env *environment
 
 func TestMain(m *testing.M) {
+	// controller-runtime's clients log the API server's warnings (a v1alpha1
+	// object's deprecation, say) through this logger.
+	ctrllog.SetLogger(klog.Background())
 	os.Exit(runTests(m))
 }
 
