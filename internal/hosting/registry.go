@@ -293,10 +293,11 @@ func (r *Registry) startRemote(key types.NamespacedName, kubeconfig []byte) (*re
 func (r *Registry) waitForCache(ctx context.Context, rc *remote) error {
 	syncCtx, cancel := context.WithTimeout(ctx, CacheSyncTimeout)
 	defer cancel()
-	// Starting the informers up front makes a dead endpoint fail here, not in a
-	// controller, and none of them is started later on a cache already stopped,
-	// where a read would wait for it forever (the Nodes are read, not watched).
-	for _, obj := range append(ManagedObjectTypes(), &corev1.Node{}) {
+	// Starting the informer of every kind the cache holds up front makes a dead
+	// endpoint fail here, not in a controller, and none of them is started later
+	// on a cache already stopped, where a read would wait for it forever (the
+	// Nodes are read, not watched).
+	for obj := range ManagedObjectsCache() {
 		if _, err := rc.cluster.GetCache().GetInformer(syncCtx, obj); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrUnreachable, rc.description, err)
 		}
