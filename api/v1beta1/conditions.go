@@ -39,6 +39,15 @@ const (
 	// KubernetesClusterLoadBalancerAvailableReason means the Service and its endpoint exist.
 	KubernetesClusterLoadBalancerAvailableReason = "Available"
 
+	// KubernetesClusterLoadBalancerServiceNotAppliedReason means the hosting
+	// cluster refused to create or update the Service; the message says why.
+	KubernetesClusterLoadBalancerServiceNotAppliedReason = "ServiceNotApplied"
+
+	// KubernetesClusterNameConflictReason means a hosting object the cluster needs
+	// (its Service, a budget, its NetworkPolicy) is taken by an object of another
+	// owner, which the provider neither adopts nor changes; the message names it.
+	KubernetesClusterNameConflictReason = "NameConflict"
+
 	// KubernetesClusterLoadBalancerWaitingForAddressReason means the Service exists but has no address yet.
 	KubernetesClusterLoadBalancerWaitingForAddressReason = "WaitingForAddress"
 

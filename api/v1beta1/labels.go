@@ -45,3 +45,16 @@ const (
 	// ManagedByValue names this provider.
 	ManagedByValue = "cluster-api-provider-kubernetes"
 )
+
+// Annotations the provider puts on the objects it creates on a hosting cluster:
+// the owner's full names, which the labels above hold shortened with a hash when
+// they are longer than a label value may be. Events of a hosting object reach
+// their KubernetesMachine or KubernetesCluster through these.
+const (
+	// ClusterNameAnnotation is the name of the Cluster API Cluster a hosting object belongs to.
+	ClusterNameAnnotation = "infrastructure.cluster.x-k8s.io/cluster-name"
+
+	// MachineNameAnnotation is the name of the KubernetesMachine a node Pod, its
+	// bootstrap Secret and its PersistentVolumeClaims belong to.
+	MachineNameAnnotation = "infrastructure.cluster.x-k8s.io/kubernetes-machine"
+)

@@ -72,6 +72,9 @@ func TestStorageVersionMigration(t *testing.T) {
 		}},
 	}
 	g.Expect(env.Client.Create(ctx, template)).To(Succeed())
+	for resource, obj := range map[string]client.Object{"kubernetesclusters": kc, "kubernetesmachinetemplates": template} {
+		expectStoredAs(g, resource, obj, infrav1alpha1.GroupVersion.String())
+	}
 	clusterBefore, templateBefore := readHub(g, kc, template)
 
 	for resource := range crds {
@@ -86,6 +89,32 @@ func TestStorageVersionMigration(t *testing.T) {
 		To(Equal(infrav1.SpreadingPreferred), "hub-only fields of objects written as v1alpha1 are defaulted")
 	g.Expect(clusterAfter.ResourceVersion).NotTo(Equal(clusterBefore.ResourceVersion), "the migrator rewrote the object")
 	g.Expect(templateAfter.ResourceVersion).NotTo(Equal(templateBefore.ResourceVersion), "the migrator rewrote the object")
+	for resource, obj := range map[string]client.Object{"kubernetesclusters": kc, "kubernetesmachinetemplates": template} {
+		stored, err := env.StoredAPIVersion(ctx, infrav1.GroupVersion.Group, resource, obj.GetNamespace(), obj.GetName())
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(stored).To(Equal(infrav1.GroupVersion.String()), "the migrator rewrote %s in the new storage version", resource)
+	}
+}
+
+// expectStoredAs waits until obj is stored in etcd as apiVersion. The API
+// server takes up a new storage version a moment after its discovery shows
+// it (both follow the CRD, apart), so an object written in that moment is
+// stored in the old one; a rewrite (a label that changes) stores it again.
+func expectStoredAs(g Gomega, resource string, obj client.Object, apiVersion string) {
+	ctx := context.Background()
+	rewrites := 0
+	g.Eventually(func(g Gomega) {
+		stored, err := env.StoredAPIVersion(ctx, infrav1.GroupVersion.Group, resource, obj.GetNamespace(), obj.GetName())
+		g.Expect(err).NotTo(HaveOccurred())
+		if stored == apiVersion {
+			return
+		}
+		rewrites++
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+		obj.SetLabels(map[string]string{"rewrite": strconv.Itoa(rewrites)})
+		g.Expect(env.Client.Update(ctx, obj)).To(Succeed())
+		g.Expect(stored).To(Equal(apiVersion))
+	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 }
 
 // setStorageVersion makes version the storage version of the provider's CRD of

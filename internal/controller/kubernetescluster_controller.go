@@ -132,7 +132,7 @@ func (r *KubernetesClusterReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, err
 	}
 	defer func() {
-		if err := patchKubernetesCluster(ctx, patchHelper, kc); err != nil {
+		if err := r.patchKubernetesCluster(ctx, patchHelper, kc); err != nil {
 			reterr = errors.Join(reterr, err)
 		}
 	}()
@@ -144,12 +144,23 @@ func (r *KubernetesClusterReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	return r.reconcileNormal(ctx, s)
 }
 
-func patchKubernetesCluster(ctx context.Context, patchHelper *patch.Helper, kc *infrav1.KubernetesCluster) error {
-	return patchWithReadySummary(ctx, patchHelper, kc,
+// patchKubernetesCluster writes the reconcile's changes. A reconcile that
+// started from a cached copy older than the removal of the finalizer finds the
+// cluster gone when it writes: that is the end of a normal deletion, not an
+// error, and it is told apart by a live read.
+func (r *KubernetesClusterReconciler) patchKubernetesCluster(ctx context.Context, patchHelper *patch.Helper, kc *infrav1.KubernetesCluster) error {
+	err := patchWithReadySummary(ctx, patchHelper, kc,
 		infrav1.KubernetesClusterHostingClusterReachableCondition,
 		infrav1.KubernetesClusterLoadBalancerAvailableCondition,
 		infrav1.KubernetesClusterHostingPoliciesReadyCondition,
 	)
+	if err == nil || !isDeleting(kc) || controllerutil.ContainsFinalizer(kc, infrav1.ClusterFinalizer) {
+		return err
+	}
+	if apierrors.IsNotFound(r.APIReader.Get(ctx, client.ObjectKeyFromObject(kc), &infrav1.KubernetesCluster{})) {
+		return nil
+	}
+	return err
 }
 
 // reconcilePaused shows whether the object is paused. A paused object gets its

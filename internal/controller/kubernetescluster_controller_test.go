@@ -31,7 +31,6 @@ import (
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
-	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
 )
 
 func TestClusterGetsServiceEndpointAndProvisioned(t *testing.T) {
@@ -130,11 +129,7 @@ func TestUnreachableHostingClusterIsReportedAndRecovers(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	dead := *remote.Config
-	dead.Host = "https://127.0.0.1:1" // nothing listens there
-	deadKubeconfig, err := envtest.KubeconfigFor(&dead, "")
-	g.Expect(err).NotTo(HaveOccurred())
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hosting"}, Data: map[string][]byte{"value": deadKubeconfig}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hosting"}, Data: map[string][]byte{"value": deadKubeconfig(g)}}
 	g.Expect(env.Client.Create(ctx, secret)).To(Succeed())
 	tc := newTestCluster(t, g, ns, "unreachable", infrav1.KubernetesClusterSpec{
 		HostingCluster: &infrav1.HostingClusterReference{SecretName: "hosting"},

@@ -68,10 +68,10 @@ func (r *KubernetesClusterReconciler) reconcileHosting(ctx context.Context, s *c
 			Type: infrav1.KubernetesClusterHostingClusterReachableCondition, Status: metav1.ConditionFalse,
 			Reason: reason, Message: err.Error(),
 		})
-		if reason == infrav1.KubernetesClusterHostingClusterInvalidReason {
-			// A change of the Secret wakes the cluster up; retrying alone cannot help.
-			return ctrl.Result{}, nil
-		}
+		// No step runs without a hosting cluster. An invalid or missing Secret is
+		// retried with the same backoff as an unreachable cluster: a change of
+		// the Secret wakes the cluster at once, but a Secret created anew is not
+		// labelled yet, so not watched.
 		return ctrl.Result{}, err
 	}
 	s.hosting = hostingCluster
@@ -157,12 +157,13 @@ func (r *KubernetesClusterReconciler) releaseKubeconfigSecret(ctx context.Contex
 // reconcileService creates or updates the control-plane Service and fills the
 // endpoint from it.
 func (r *KubernetesClusterReconciler) reconcileService(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
-	desired := nodepod.NewService(s.kc.Namespace, clusterNameOf(s.kc), s.hosting.Namespace, s.kc.Spec.ControlPlaneService)
-	service, err := r.applyService(ctx, s.hosting, desired)
+	c := nodepod.Cluster{Namespace: s.kc.Namespace, Name: clusterNameOf(s.kc), HostingNamespace: s.hosting.Namespace}
+	desired := nodepod.NewService(c.Namespace, c.Name, c.HostingNamespace, s.kc.Spec.ControlPlaneService)
+	service, err := r.applyService(ctx, s.hosting, c.Owner(), desired)
 	if err != nil {
 		conditions.Set(s.kc, metav1.Condition{
 			Type: infrav1.KubernetesClusterLoadBalancerAvailableCondition, Status: metav1.ConditionFalse,
-			Reason: "ServiceNotApplied", Message: err.Error(),
+			Reason: conditionReason(err, infrav1.KubernetesClusterLoadBalancerServiceNotAppliedReason), Message: err.Error(),
 		})
 		return ctrl.Result{}, err
 	}
@@ -190,9 +191,9 @@ func (r *KubernetesClusterReconciler) reconcileService(ctx context.Context, s *c
 // applyService creates the Service or brings the fields the provider owns back
 // to the desired values, leaving fields the API server fills alone; it returns
 // the Service as it now is.
-func (r *KubernetesClusterReconciler) applyService(ctx context.Context, hostingCluster *hosting.Cluster, desired *corev1.Service) (*corev1.Service, error) {
+func (r *KubernetesClusterReconciler) applyService(ctx context.Context, hostingCluster *hosting.Cluster, owner nodepod.Owner, desired *corev1.Service) (*corev1.Service, error) {
 	existing := &corev1.Service{}
-	created, err := applyHostingObject(ctx, hostingCluster, desired, existing, func() bool {
+	created, err := applyHostingObject(ctx, hostingCluster, owner, desired, existing, func() bool {
 		updated := existing.DeepCopy()
 		updated.Labels, updated.Annotations = desired.Labels, desired.Annotations
 		updated.Spec.Type, updated.Spec.Selector = desired.Spec.Type, desired.Spec.Selector
@@ -296,7 +297,8 @@ func (r *KubernetesClusterReconciler) reconcileFailureDomains(ctx context.Contex
 }
 
 // deleteClusterObjects deletes the cluster's Service, disruption budgets and
-// NetworkPolicy from the hosting cluster.
+// NetworkPolicy from the hosting cluster, read live (one created moments ago
+// may not be in the cache yet), and leaves another owner's objects alone.
 func (r *KubernetesClusterReconciler) deleteClusterObjects(ctx context.Context, s *clusterScope) error {
 	c := nodepod.Cluster{Namespace: s.kc.Namespace, Name: clusterNameOf(s.kc), HostingNamespace: s.hosting.Namespace}
 	for _, obj := range []client.Object{
@@ -305,7 +307,7 @@ func (r *KubernetesClusterReconciler) deleteClusterObjects(ctx context.Context, 
 		&policyv1.PodDisruptionBudget{ObjectMeta: c.ObjectMeta(nodepod.WorkersBudgetName(c.Name))},
 		&networkingv1.NetworkPolicy{ObjectMeta: c.ObjectMeta(nodepod.NetworkPolicyName(c.Name))},
 	} {
-		if err := deleteHostingObject(ctx, s.hosting, obj); err != nil {
+		if err := deleteOwned(ctx, s.hosting, s.hosting.Reader, c.Owner(), obj); err != nil {
 			return err
 		}
 	}

@@ -29,6 +29,7 @@ import (
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
 )
 
 // hostingSecretIndex indexes KubernetesClusters by the kubeconfig Secret they use.
@@ -46,9 +47,11 @@ func indexKubernetesClusterByHostingSecret(ctx context.Context, mgr ctrl.Manager
 
 // hostingObjectToKubernetesCluster maps a cluster's hosting object (the
 // control-plane Service, a PodDisruptionBudget, the NetworkPolicy) to its
-// KubernetesCluster through the Cluster named in the object's labels.
+// KubernetesCluster through the Cluster it belongs to (nodepod.OwnerOf: full
+// names, which labels may hold only shortened).
 func (r *KubernetesClusterReconciler) hostingObjectToKubernetesCluster(ctx context.Context, obj client.Object) []reconcile.Request {
-	namespace, name := obj.GetLabels()[infrav1.ClusterNamespaceLabel], obj.GetLabels()[clusterv1.ClusterNameLabel]
+	owner := nodepod.OwnerOf(obj)
+	namespace, name := owner.Namespace, owner.Cluster
 	if namespace == "" || name == "" {
 		return nil
 	}

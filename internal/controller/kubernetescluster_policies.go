@@ -18,6 +18,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -54,7 +55,7 @@ func (r *KubernetesClusterReconciler) reconcilePolicies(ctx context.Context, s *
 	if err != nil {
 		conditions.Set(s.kc, metav1.Condition{
 			Type: infrav1.KubernetesClusterHostingPoliciesReadyCondition, Status: metav1.ConditionFalse,
-			Reason: infrav1.KubernetesClusterHostingPoliciesFailedReason, Message: err.Error(),
+			Reason: conditionReason(err, infrav1.KubernetesClusterHostingPoliciesFailedReason), Message: err.Error(),
 		})
 		return ctrl.Result{}, err
 	}
@@ -82,12 +83,12 @@ func (r *KubernetesClusterReconciler) applyPolicies(ctx context.Context, s *clus
 		{nodepod.WorkersBudgetName(c.Name), workers, "worker"},
 	} {
 		if budget.desired == nil {
-			if err := removeUnwanted(ctx, s.hosting, &policyv1.PodDisruptionBudget{ObjectMeta: c.ObjectMeta(budget.name)}); err != nil {
+			if err := removeUnwanted(ctx, s.hosting, c.Owner(), &policyv1.PodDisruptionBudget{ObjectMeta: c.ObjectMeta(budget.name)}); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if err := applyBudget(ctx, s.hosting, budget.desired); err != nil {
+		if err := applyBudget(ctx, s.hosting, c.Owner(), budget.desired); err != nil {
 			return nil, err
 		}
 		applied = append(applied, fmt.Sprintf("PodDisruptionBudget %s keeps %s of the %s node Pods available",
@@ -95,9 +96,9 @@ func (r *KubernetesClusterReconciler) applyPolicies(ctx context.Context, s *clus
 	}
 	policyName := nodepod.NetworkPolicyName(c.Name)
 	if s.kc.Spec.NetworkIsolation.Mode == infrav1.NetworkIsolationDisabled {
-		return applied, removeUnwanted(ctx, s.hosting, &networkingv1.NetworkPolicy{ObjectMeta: c.ObjectMeta(policyName)})
+		return applied, removeUnwanted(ctx, s.hosting, c.Owner(), &networkingv1.NetworkPolicy{ObjectMeta: c.ObjectMeta(policyName)})
 	}
-	if err := applyNetworkPolicy(ctx, s.hosting, nodepod.NewNetworkPolicy(c, s.kc.Spec.NetworkIsolation.APIServerClients)); err != nil {
+	if err := applyNetworkPolicy(ctx, s.hosting, c.Owner(), nodepod.NewNetworkPolicy(c, s.kc.Spec.NetworkIsolation.APIServerClients)); err != nil {
 		return nil, err
 	}
 	return append(applied, fmt.Sprintf("NetworkPolicy %s isolates the node Pods", policyName)), nil
@@ -141,47 +142,51 @@ func (r *KubernetesClusterReconciler) countMachines(ctx context.Context, kc *inf
 }
 
 // applyBudget creates the budget or brings its labels and spec to the desired ones.
-func applyBudget(ctx context.Context, h *hosting.Cluster, desired *policyv1.PodDisruptionBudget) error {
+func applyBudget(ctx context.Context, h *hosting.Cluster, owner nodepod.Owner, desired *policyv1.PodDisruptionBudget) error {
 	existing := &policyv1.PodDisruptionBudget{}
-	_, err := applyHostingObject(ctx, h, desired, existing, func() bool {
+	_, err := applyHostingObject(ctx, h, owner, desired, existing, func() bool {
 		return takeLabelsAndSpec(existing, desired, &existing.Spec, desired.Spec)
 	})
 	return err
 }
 
 // applyNetworkPolicy creates the policy or brings its labels and spec to the desired ones.
-func applyNetworkPolicy(ctx context.Context, h *hosting.Cluster, desired *networkingv1.NetworkPolicy) error {
+func applyNetworkPolicy(ctx context.Context, h *hosting.Cluster, owner nodepod.Owner, desired *networkingv1.NetworkPolicy) error {
 	existing := &networkingv1.NetworkPolicy{}
-	_, err := applyHostingObject(ctx, h, desired, existing, func() bool {
+	_, err := applyHostingObject(ctx, h, owner, desired, existing, func() bool {
 		return takeLabelsAndSpec(existing, desired, &existing.Spec, desired.Spec)
 	})
 	return err
 }
 
-// takeLabelsAndSpec gives existing the labels and spec of desired, the fields
-// the provider owns, and reports whether that changed anything.
+// takeLabelsAndSpec gives existing the labels, annotations and spec of
+// desired, the fields the provider owns, and reports whether that changed anything.
 func takeLabelsAndSpec[S any](existing, desired client.Object, existingSpec *S, desiredSpec S) bool {
-	if maps.Equal(existing.GetLabels(), desired.GetLabels()) && equality.Semantic.DeepEqual(*existingSpec, desiredSpec) {
+	if maps.Equal(existing.GetLabels(), desired.GetLabels()) && maps.Equal(existing.GetAnnotations(), desired.GetAnnotations()) &&
+		equality.Semantic.DeepEqual(*existingSpec, desiredSpec) {
 		return false
 	}
 	existing.SetLabels(desired.GetLabels())
+	existing.SetAnnotations(desired.GetAnnotations())
 	*existingSpec = desiredSpec
 	return true
 }
 
 // applyHostingObject creates desired on the hosting cluster, or reads it into
 // existing and updates it when takeDesired changed the fields the provider
-// owns; created tells which of the two objects is now the stored one.
-func applyHostingObject(ctx context.Context, h *hosting.Cluster, desired, existing client.Object, takeDesired func() bool) (created bool, err error) {
+// owns; created tells which of the two objects is now the stored one. An
+// object of that name that owner does not own is a nameConflictError: it is
+// neither adopted nor written.
+func applyHostingObject(ctx context.Context, h *hosting.Cluster, owner nodepod.Owner, desired, existing client.Object, takeDesired func() bool) (created bool, err error) {
 	err = h.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	if apierrors.IsNotFound(err) {
-		if err := h.Client.Create(ctx, desired); err != nil {
-			return false, fmt.Errorf("creating %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
-		}
-		return true, nil
+		return createHostingObject(ctx, h, owner, desired, existing)
 	}
 	if err != nil {
 		return false, fmt.Errorf("reading %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
+	}
+	if !owner.Owns(existing) {
+		return false, newNameConflict(desired, h)
 	}
 	if !takeDesired() {
 		return false, nil
@@ -192,26 +197,78 @@ func applyHostingObject(ctx context.Context, h *hosting.Cluster, desired, existi
 	return false, nil
 }
 
+// createHostingObject creates desired. The cache holds only the provider's
+// objects, so a name held by anything else shows up as AlreadyExists: the
+// holder is read live, and is either this owner's (the cache lagged; its
+// event brings the next reconcile) or a conflict.
+func createHostingObject(ctx context.Context, h *hosting.Cluster, owner nodepod.Owner, desired, existing client.Object) (bool, error) {
+	err := h.Client.Create(ctx, desired)
+	if err == nil {
+		return true, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return false, fmt.Errorf("creating %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
+	}
+	if err := h.Reader.Get(ctx, client.ObjectKeyFromObject(desired), existing); err != nil {
+		return false, fmt.Errorf("reading %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
+	}
+	if !owner.Owns(existing) {
+		return false, newNameConflict(desired, h)
+	}
+	return false, nil
+}
+
 // removeUnwanted deletes a policy object the spec no longer asks for, when
-// the cache holds it: most clusters never had one (a cluster of workers only
-// has no control-plane budget), and a reconcile must not cost them a write.
-// A budget created moments ago and not yet in the cache is removed by the
-// reconcile its creation event triggers.
-func removeUnwanted(ctx context.Context, h *hosting.Cluster, obj client.Object) error {
-	err := h.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+// the cache holds it and it is owner's: most clusters never had one (a
+// cluster of workers only has no control-plane budget), and a reconcile must
+// not cost them a write. A budget created moments ago and not yet in the
+// cache is removed by the reconcile its creation event triggers.
+func removeUnwanted(ctx context.Context, h *hosting.Cluster, owner nodepod.Owner, obj client.Object) error {
+	return deleteOwned(ctx, h, h.Client, owner, obj)
+}
+
+// deleteOwned deletes obj from the hosting cluster when reader finds it there
+// and it is owner's; another owner's object of that name is left alone.
+func deleteOwned(ctx context.Context, h *hosting.Cluster, reader client.Reader, owner nodepod.Owner, obj client.Object) error {
+	err := reader.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("reading %s %s on %s: %w", kindOf(obj), klog.KObj(obj), h.Description, err)
 	}
-	return deleteHostingObject(ctx, h, obj)
-}
-
-// deleteHostingObject deletes obj from the hosting cluster when it is there.
-func deleteHostingObject(ctx context.Context, h *hosting.Cluster, obj client.Object) error {
+	if !owner.Owns(obj) || !obj.GetDeletionTimestamp().IsZero() {
+		return nil
+	}
 	if err := h.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting %s %s on %s: %w", kindOf(obj), klog.KObj(obj), h.Description, err)
 	}
 	return nil
+}
+
+// nameConflictError is a hosting object that holds a name this cluster needs
+// but belongs to another owner (or to none). Its owner is not named: that
+// would tell one tenant about another.
+type nameConflictError struct {
+	kind, where string
+	key         client.ObjectKey
+}
+
+func newNameConflict(obj client.Object, h *hosting.Cluster) *nameConflictError {
+	return &nameConflictError{kind: kindOf(obj), where: h.Description, key: client.ObjectKeyFromObject(obj)}
+}
+
+func (e *nameConflictError) Error() string {
+	return fmt.Sprintf("%s %s already exists on %s and does not belong to this cluster (its labels %s and %s name another owner, or none); "+
+		"the provider leaves it alone: delete it, or give this cluster another name or hosting namespace",
+		e.kind, e.key, e.where, infrav1.ClusterNamespaceLabel, clusterv1.ClusterNameLabel)
+}
+
+// conditionReason is the reason a condition gives for err: NameConflict for a
+// name held by another owner, otherwise fallback.
+func conditionReason(err error, fallback string) string {
+	if conflict := (*nameConflictError)(nil); errors.As(err, &conflict) {
+		return infrav1.KubernetesClusterNameConflictReason
+	}
+	return fallback
 }

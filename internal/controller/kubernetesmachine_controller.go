@@ -112,13 +112,14 @@ func (r *KubernetesMachineReconciler) SetupWithManager(ctx context.Context, mgr 
 }
 
 // podToKubernetesMachine maps a node Pod, or its bootstrap Secret or claim, to
-// the KubernetesMachine named in its labels.
+// the KubernetesMachine it belongs to, by the machine's full name (a label
+// holds a long name only shortened).
 func podToKubernetesMachine(_ context.Context, obj client.Object) []reconcile.Request {
-	namespace, name := obj.GetLabels()[infrav1.ClusterNamespaceLabel], obj.GetLabels()[infrav1.MachineNameLabel]
-	if namespace == "" || name == "" {
+	owner := nodepod.OwnerOf(obj)
+	if owner.Namespace == "" || owner.Machine == "" {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: namespace, Name: name}}}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: owner.Namespace, Name: owner.Machine}}}
 }
 
 func (r *KubernetesMachineReconciler) clusterToKubernetesMachines(ctx context.Context, obj client.Object) []reconcile.Request {

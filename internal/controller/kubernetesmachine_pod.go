@@ -80,6 +80,7 @@ func (r *KubernetesMachineReconciler) waitForClusterInfrastructure(_ context.Con
 func (r *KubernetesMachineReconciler) reconcileHosting(ctx context.Context, s *machineScope) (ctrl.Result, error) {
 	kc, err := r.kubernetesClusterOf(ctx, s)
 	if err != nil {
+		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachineWaitingForClusterInfrastructureReason, err.Error())
 		return ctrl.Result{}, err
 	}
 	if kc == nil {
@@ -151,7 +152,7 @@ func (r *KubernetesMachineReconciler) reconcileBootstrapSecret(ctx context.Conte
 	existing := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: s.hosting.Namespace, Name: nodepod.BootstrapSecretName(podName)}
 	if err := s.hosting.Client.Get(ctx, key, existing); err == nil {
-		if !ownedBy(existing, s.km) {
+		if !s.node.Owner().Owns(existing) {
 			r.reportNameConflict(s, existing)
 		}
 		return ctrl.Result{}, nil
@@ -190,7 +191,7 @@ func (r *KubernetesMachineReconciler) nameTaken(ctx context.Context, s *machineS
 	if err := s.hosting.Reader.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
 		return fmt.Errorf("reading %s %s on %s: %w", kindOf(obj), klog.KObj(obj), s.hosting.Description, err)
 	}
-	if !ownedBy(existing, s.km) {
+	if !s.node.Owner().Owns(existing) {
 		r.reportNameConflict(s, obj)
 	}
 	return nil
@@ -200,22 +201,9 @@ func (r *KubernetesMachineReconciler) nameTaken(ctx context.Context, s *machineS
 // its names but carries another machine's labels, or none.
 func (r *KubernetesMachineReconciler) reportNameConflict(s *machineScope, obj client.Object) {
 	setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachineNameConflictReason,
-		fmt.Sprintf("%s %s already exists on %s and does not belong to this machine (label %s); rename or delete it",
-			kindOf(obj), klog.KObj(obj), s.hosting.Description, infrav1.MachineNameLabel))
+		fmt.Sprintf("%s %s already exists on %s and does not belong to this machine (its labels %s, %s and %s name another owner, or none); the provider leaves it alone: rename or delete it",
+			kindOf(obj), klog.KObj(obj), s.hosting.Description, infrav1.ClusterNamespaceLabel, clusterv1.ClusterNameLabel, infrav1.MachineNameLabel))
 	s.waiting = true
-}
-
-// ownedBy is true when a hosting object carries the machine's name and
-// namespace labels: identity by names and labels, never UIDs. Anything else
-// with one of the machine's names is never used nor deleted.
-func ownedBy(obj client.Object, km *infrav1.KubernetesMachine) bool {
-	want := nodepod.MachineLabels(km.Namespace, "", km.Name, false)
-	for _, key := range []string{infrav1.MachineNameLabel, infrav1.ClusterNamespaceLabel} {
-		if obj.GetLabels()[key] != want[key] {
-			return false
-		}
-	}
-	return true
 }
 
 func kindOf(obj client.Object) string {
@@ -247,7 +235,9 @@ func (r *KubernetesMachineReconciler) renderBootstrap(ctx context.Context, s *ma
 	data := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: s.km.Namespace, Name: *s.machine.Spec.Bootstrap.DataSecretName}
 	if err := r.Client.Get(ctx, key, data); err != nil {
-		return nil, fmt.Errorf("reading bootstrap data Secret %s: %w", key, err)
+		err = fmt.Errorf("reading bootstrap data Secret %s: %w", key, err)
+		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachineWaitingForBootstrapDataReason, err.Error())
+		return nil, err
 	}
 	cloudConfig := bootstrap.SubstituteHostname(data.Data["value"], podName)
 	script, err := bootstrap.Render(cloudConfig, string(data.Data["format"]))
@@ -294,7 +284,7 @@ func (r *KubernetesMachineReconciler) reconcilePod(ctx context.Context, s *machi
 	err := s.hosting.Client.Get(ctx, client.ObjectKeyFromObject(desired), pod)
 	switch {
 	case err == nil:
-		if !ownedBy(pod, s.km) {
+		if !s.node.Owner().Owns(pod) {
 			r.reportNameConflict(s, pod)
 			return ctrl.Result{}, nil
 		}
@@ -496,7 +486,7 @@ func (r *KubernetesMachineReconciler) deleteHostingObjects(ctx context.Context, 
 		} else if err != nil {
 			return false, fmt.Errorf("reading %T %s on %s: %w", obj, klog.KObj(obj), s.hosting.Description, err)
 		}
-		if !ownedBy(obj, s.km) {
+		if !s.node.Owner().Owns(obj) {
 			continue // another's object holding the name: not ours to delete
 		}
 		gone = false

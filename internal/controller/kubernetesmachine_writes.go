@@ -21,7 +21,10 @@ import (
 	"fmt"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -89,6 +92,11 @@ func (r *KubernetesMachineReconciler) persistFinalizer(ctx context.Context, s *m
 	if controllerutil.ContainsFinalizer(km, infrav1.MachineFinalizer) && km.Spec.ProviderID != "" {
 		return ctrl.Result{}, nil
 	}
+	if km.Spec.ProviderID == "" {
+		if held, err := r.namesHeldByAnother(ctx, s); err != nil || held {
+			return ctrl.Result{}, err
+		}
+	}
 	base, status := km.DeepCopy(), km.Status.DeepCopy()
 	controllerutil.AddFinalizer(km, infrav1.MachineFinalizer)
 	if km.Spec.ProviderID == "" {
@@ -139,4 +147,30 @@ func (r *KubernetesMachineReconciler) writeStatus(ctx context.Context, s *machin
 	}
 	r.written.record(km)
 	return nil
+}
+
+// namesHeldByAnother reports (as a NameConflict) whether the node Pod's name or
+// its bootstrap Secret's is held by another machine's object, before the
+// provider ID names that Pod: a provider ID never points at another machine's
+// node Pod. The cache holds every node Pod and bootstrap Secret of the
+// provider; a foreign object it does not hold is found when the create fails.
+func (r *KubernetesMachineReconciler) namesHeldByAnother(ctx context.Context, s *machineScope) (bool, error) {
+	podName := nodepod.PodName(s.km.Name)
+	for _, obj := range []client.Object{
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: s.hosting.Namespace, Name: podName}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.hosting.Namespace, Name: nodepod.BootstrapSecretName(podName)}},
+	} {
+		err := s.hosting.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading %s %s on %s: %w", kindOf(obj), klog.KObj(obj), s.hosting.Description, err)
+		}
+		if !s.node.Owner().Owns(obj) {
+			r.reportNameConflict(s, obj)
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -45,6 +45,7 @@ var (
 	remote     *envtest.HostingCluster
 	namespaces atomic.Int32
 	writes     = &writeCounter{}
+	reconciles = &reconcileCounter{}
 	testLogs   = &logBuffer{}
 )
 
@@ -80,7 +81,7 @@ func setupControllers(mgr ctrl.Manager) error {
 	options := controller.Options{MaxConcurrentReconciles: 4, SkipNameValidation: ptr.To(true)}
 	countingClient := writes.wrap(mgr.GetClient())
 	if err := (&infracontroller.KubernetesClusterReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Hosting: registry, Recorder: recorder,
+		Client: reconciles.wrap(mgr.GetClient()), APIReader: mgr.GetAPIReader(), Hosting: registry, Recorder: recorder,
 	}).SetupWithManager(ctx, mgr, options); err != nil {
 		return err
 	}

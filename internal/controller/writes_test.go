@@ -86,3 +86,36 @@ func (c *countingStatusWriter) Patch(ctx context.Context, obj client.Object, pat
 	c.counter.add(obj)
 	return c.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
+
+// reconcileCounter counts the reconciles of each KubernetesCluster: every
+// reconcile starts with one Get of it, and the reconciler reads it nowhere else.
+type reconcileCounter struct {
+	mu     sync.Mutex
+	counts map[client.ObjectKey]int
+}
+
+func (r *reconcileCounter) wrap(c client.Client) client.Client {
+	r.counts = map[client.ObjectKey]int{}
+	return &gettingClient{Client: c, counter: r}
+}
+
+// of returns the reconciles counted for a KubernetesCluster.
+func (r *reconcileCounter) of(key client.ObjectKey) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.counts[key]
+}
+
+type gettingClient struct {
+	client.Client
+	counter *reconcileCounter
+}
+
+func (c *gettingClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*infrav1.KubernetesCluster); ok {
+		c.counter.mu.Lock()
+		c.counter.counts[key]++
+		c.counter.mu.Unlock()
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}

@@ -23,10 +23,11 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // remote is a running cached client for one remote hosting cluster.
@@ -65,7 +66,7 @@ func (rc *remote) healthy() error {
 // checkHealth probes /readyz until ctx ends and calls changed whenever the result
 // flips between healthy and not.
 func (rc *remote) checkHealth(ctx context.Context, changed func()) {
-	httpClient, err := rest.HTTPClientFor(rc.config)
+	restClient, err := rest.UnversionedRESTClientFor(healthConfig(rc.config))
 	if err != nil {
 		rc.setHealth(fmt.Errorf("%w: %s: %v", ErrUnreachable, rc.description, err), changed)
 		return
@@ -77,25 +78,31 @@ func (rc *remote) checkHealth(ctx context.Context, changed func()) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
-			rc.setHealth(rc.probe(ctx, httpClient), changed)
+			rc.setHealth(rc.probe(ctx, restClient), changed)
 		}
 	}
 }
 
-func (rc *remote) probe(ctx context.Context, httpClient *http.Client) error {
+// healthConfig is the hosting cluster's config for plain requests such as
+// /readyz: client-go joins the path to the server URL, whatever its form
+// ("https://host:6443/", or a path behind a proxy), never by concatenation.
+func healthConfig(config *rest.Config) *rest.Config {
+	health := rest.CopyConfig(config)
+	health.GroupVersion = &schema.GroupVersion{}
+	health.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	return health
+}
+
+func (rc *remote) probe(ctx context.Context, restClient rest.Interface) error {
 	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rc.config.Host+"/readyz", nil)
-	if err != nil {
+	var status int
+	err := restClient.Get().AbsPath("/readyz").Do(ctx).StatusCode(&status).Error()
+	if err != nil && status == 0 {
 		return fmt.Errorf("%w: %s: %v", ErrUnreachable, rc.description, err)
 	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrUnreachable, rc.description, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%w: %s: /readyz answered %s", ErrUnreachable, rc.description, resp.Status)
+	if status != http.StatusOK {
+		return fmt.Errorf("%w: %s: /readyz answered %d %s", ErrUnreachable, rc.description, status, http.StatusText(status))
 	}
 	return nil
 }

@@ -17,8 +17,6 @@ limitations under the License.
 package nodepod
 
 import (
-	"maps"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -86,7 +84,7 @@ func NewService(clusterNamespace, clusterName, hostingNamespace string, service 
 			Name:        ServiceName(clusterName),
 			Namespace:   hostingNamespace,
 			Labels:      withProviderLabels(service.Labels, ClusterLabels(clusterNamespace, clusterName)),
-			Annotations: maps.Clone(service.Annotations),
+			Annotations: withOwnerAnnotations(service.Annotations, Cluster{Namespace: clusterNamespace, Name: clusterName}.Owner()),
 		},
 		Spec: corev1.ServiceSpec{
 			Type: serviceType,

@@ -128,5 +128,7 @@ func TestServiceUserLabelsNeverOverrideProviderLabels(t *testing.T) {
 	want := ClusterLabels("mgmt-ns", "wl")
 	want["team"] = "ci"
 	g.Expect(service.Labels).To(Equal(want))
-	g.Expect(service.Annotations).To(Equal(map[string]string{"service.beta.kubernetes.io/aws-load-balancer-internal": "true"}))
+	g.Expect(service.Annotations).To(Equal(map[string]string{
+		"service.beta.kubernetes.io/aws-load-balancer-internal": "true", infrav1.ClusterNameAnnotation: "wl",
+	}))
 }

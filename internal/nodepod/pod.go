@@ -70,10 +70,18 @@ func (m Machine) labels() map[string]string {
 	return MachineLabels(m.Namespace, m.ClusterName, m.Name, m.ControlPlane)
 }
 
+// Owner is who the machine's hosting objects belong to.
+func (m Machine) Owner() Owner {
+	return Owner{Namespace: m.Namespace, Cluster: m.ClusterName, Machine: m.Name}
+}
+
 // objectMeta is the metadata every hosting object of the machine shares; no
 // ownerReferences, so that nothing on the management side can garbage-collect a node.
 func (m Machine) objectMeta(name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: m.HostingNamespace, Labels: m.labels()}
+	return metav1.ObjectMeta{
+		Name: name, Namespace: m.HostingNamespace, Labels: m.labels(),
+		Annotations: m.Owner().annotations(),
+	}
 }
 
 // NewPod renders the node Pod of a machine.
@@ -81,7 +89,7 @@ func NewPod(m Machine) *corev1.Pod {
 	spec := m.Spec.DeepCopy()
 	meta := m.objectMeta(m.podName())
 	meta.Labels = withProviderLabels(spec.PodMetadata.Labels, meta.Labels)
-	meta.Annotations = spec.PodMetadata.Annotations // spec is a deep copy
+	meta.Annotations = withOwnerAnnotations(spec.PodMetadata.Annotations, m.Owner())
 	pod := &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: meta,

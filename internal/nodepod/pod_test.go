@@ -217,14 +217,16 @@ func TestPodProviderLabelsWinOverUserLabels(t *testing.T) {
 			infrav1.NodeRoleLabel:  infrav1.NodeRoleControlPlane,
 			infrav1.ManagedByLabel: "someone-else",
 		},
-		Annotations: map[string]string{"example.com/note": "kept"},
+		Annotations: map[string]string{"example.com/note": "kept", infrav1.MachineNameAnnotation: "another-machine"},
 	}
 	pod := NewPod(m)
 
 	want := MachineLabels("mgmt-ns", "wl", "wl-cp-abcde", false)
 	want["team"] = infrav1.ManagedByValue
 	g.Expect(pod.Labels).To(Equal(want))
-	g.Expect(pod.Annotations).To(Equal(map[string]string{"example.com/note": "kept"}))
+	g.Expect(pod.Annotations).To(Equal(map[string]string{
+		"example.com/note": "kept", infrav1.ClusterNameAnnotation: "wl", infrav1.MachineNameAnnotation: "wl-cp-abcde",
+	}), "the owner's names cannot be overridden either")
 }
 
 func TestPodCopiesResourcesAndSchedulingFromTheSpec(t *testing.T) {

@@ -34,9 +34,15 @@ type Cluster struct {
 	HostingNamespace string
 }
 
+// Owner is who the cluster's own hosting objects belong to.
+func (c Cluster) Owner() Owner { return Owner{Namespace: c.Namespace, Cluster: c.Name} }
+
 // ObjectMeta is the metadata of the cluster's hosting object name.
 func (c Cluster) ObjectMeta(name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: c.HostingNamespace, Labels: ClusterLabels(c.Namespace, c.Name)}
+	return metav1.ObjectMeta{
+		Name: name, Namespace: c.HostingNamespace, Labels: ClusterLabels(c.Namespace, c.Name),
+		Annotations: c.Owner().annotations(),
+	}
 }
 
 // QuorumMinAvailable is how many of n control-plane node Pods must stay
