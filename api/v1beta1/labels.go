@@ -39,6 +39,12 @@ const (
 	// NodeRoleWorker marks worker node Pods.
 	NodeRoleWorker = "worker"
 
+	// OwnerIDLabel, on a hosting object, is the owner ID of the KubernetesCluster it
+	// belongs to (the cluster's annotation of the same key): two management clusters
+	// may each have a cluster of the same namespace and name, and the labels above
+	// cannot tell them apart. Objects created before it existed lack it.
+	OwnerIDLabel = "infrastructure.cluster.x-k8s.io/owner-id"
+
 	// ManagedByLabel is the standard managed-by label; its value is ManagedByValue.
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 
@@ -57,4 +63,11 @@ const (
 	// MachineNameAnnotation is the name of the KubernetesMachine a node Pod, its
 	// bootstrap Secret and its PersistentVolumeClaims belong to.
 	MachineNameAnnotation = "infrastructure.cluster.x-k8s.io/kubernetes-machine"
+
+	// OwnerIDAnnotation, on a KubernetesCluster, is a random ID the provider gives
+	// it before it creates anything on the hosting cluster; every hosting object
+	// of the cluster and its machines carries it as OwnerIDLabel. It travels with
+	// the KubernetesCluster under clusterctl move (annotations move, status does
+	// not), so the new management cluster still owns the same objects.
+	OwnerIDAnnotation = OwnerIDLabel
 )

@@ -18,6 +18,8 @@ package controller
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -124,6 +126,11 @@ func (r *KubernetesClusterReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		log.V(4).Info("Skipping an externally managed KubernetesCluster")
 		return ctrl.Result{}, nil
 	}
+	if kc.DeletionTimestamp.IsZero() && !isPaused(cluster, kc) {
+		if err := r.persistIdentity(ctx, kc); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	patchHelper, err := patch.NewHelper(kc, r.Client)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -140,8 +147,42 @@ func (r *KubernetesClusterReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if !kc.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, s)
 	}
-	controllerutil.AddFinalizer(kc, infrav1.ClusterFinalizer)
 	return r.reconcileNormal(ctx, s)
+}
+
+// persistIdentity writes the finalizer and the owner ID (a random ID every
+// hosting object of the cluster and its machines is labelled with) in one
+// write, before anything exists on the hosting cluster: a manager that
+// crashes after creating a hosting object never loses track of it, and never
+// finds it labelled with an ID it has not kept. The ID moves with the object
+// under clusterctl move.
+func (r *KubernetesClusterReconciler) persistIdentity(ctx context.Context, kc *infrav1.KubernetesCluster) error {
+	if controllerutil.ContainsFinalizer(kc, infrav1.ClusterFinalizer) && kc.Annotations[infrav1.OwnerIDAnnotation] != "" {
+		return nil
+	}
+	base := kc.DeepCopy()
+	controllerutil.AddFinalizer(kc, infrav1.ClusterFinalizer)
+	if kc.Annotations[infrav1.OwnerIDAnnotation] == "" {
+		id, err := newOwnerID()
+		if err != nil {
+			return err
+		}
+		annotations.AddAnnotations(kc, map[string]string{infrav1.OwnerIDAnnotation: id})
+	}
+	if err := r.Client.Patch(ctx, kc, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("adding the finalizer and owner ID to KubernetesCluster %s: %w", klog.KObj(kc), err)
+	}
+	return nil
+}
+
+// newOwnerID is 64 random bits in hex: unique among the clusters that may
+// ever share a hosting namespace.
+func newOwnerID() (string, error) {
+	id := make([]byte, 8)
+	if _, err := rand.Read(id); err != nil {
+		return "", fmt.Errorf("making an owner ID: %w", err)
+	}
+	return hex.EncodeToString(id), nil
 }
 
 // patchKubernetesCluster writes the reconcile's changes. A reconcile that
@@ -168,12 +209,17 @@ func (r *KubernetesClusterReconciler) patchKubernetesCluster(ctx context.Context
 // Paused=False in the reconcile's single patch, which saves a write and a
 // reconcile per object.
 func reconcilePaused(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, obj conditionsObject) (bool, error) {
-	if (cluster != nil && ptr.Deref(cluster.Spec.Paused, false)) || annotations.HasPaused(obj) {
+	if isPaused(cluster, obj) {
 		isPaused, _, err := paused.EnsurePausedCondition(ctx, c, cluster, obj)
 		return isPaused, err
 	}
 	conditions.Set(obj, metav1.Condition{Type: clusterv1.PausedCondition, Status: metav1.ConditionFalse, Reason: clusterv1.NotPausedReason})
 	return false, nil
+}
+
+// isPaused tells whether the Cluster or the object itself is paused.
+func isPaused(cluster *clusterv1.Cluster, obj client.Object) bool {
+	return (cluster != nil && ptr.Deref(cluster.Spec.Paused, false)) || annotations.HasPaused(obj)
 }
 
 // setReadySummary sets Ready from the given conditions.

@@ -157,8 +157,8 @@ func (r *KubernetesClusterReconciler) releaseKubeconfigSecret(ctx context.Contex
 // reconcileService creates or updates the control-plane Service and fills the
 // endpoint from it.
 func (r *KubernetesClusterReconciler) reconcileService(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
-	c := nodepod.Cluster{Namespace: s.kc.Namespace, Name: clusterNameOf(s.kc), HostingNamespace: s.hosting.Namespace}
-	desired := nodepod.NewService(c.Namespace, c.Name, c.HostingNamespace, s.kc.Spec.ControlPlaneService)
+	c := s.hostingObjects()
+	desired := nodepod.NewService(c, s.kc.Spec.ControlPlaneService)
 	service, err := r.applyService(ctx, s.hosting, c.Owner(), desired)
 	if err != nil {
 		conditions.Set(s.kc, metav1.Condition{
@@ -300,7 +300,7 @@ func (r *KubernetesClusterReconciler) reconcileFailureDomains(ctx context.Contex
 // NetworkPolicy from the hosting cluster, read live (one created moments ago
 // may not be in the cache yet), and leaves another owner's objects alone.
 func (r *KubernetesClusterReconciler) deleteClusterObjects(ctx context.Context, s *clusterScope) error {
-	c := nodepod.Cluster{Namespace: s.kc.Namespace, Name: clusterNameOf(s.kc), HostingNamespace: s.hosting.Namespace}
+	c := s.hostingObjects()
 	for _, obj := range []client.Object{
 		&corev1.Service{ObjectMeta: c.ObjectMeta(nodepod.ServiceName(c.Name))},
 		&policyv1.PodDisruptionBudget{ObjectMeta: c.ObjectMeta(nodepod.ControlPlaneBudgetName(c.Name))},
@@ -312,6 +312,15 @@ func (r *KubernetesClusterReconciler) deleteClusterObjects(ctx context.Context, 
 		}
 	}
 	return nil
+}
+
+// hostingObjects names the cluster's own objects on its hosting cluster and
+// their owner.
+func (s *clusterScope) hostingObjects() nodepod.Cluster {
+	return nodepod.Cluster{
+		Namespace: s.kc.Namespace, Name: clusterNameOf(s.kc), HostingNamespace: s.hosting.Namespace,
+		OwnerID: s.kc.Annotations[infrav1.OwnerIDAnnotation],
+	}
 }
 
 // clusterNameOf is the name of the Cluster API Cluster a KubernetesCluster belongs to.

@@ -68,7 +68,7 @@ func (r *KubernetesClusterReconciler) reconcilePolicies(ctx context.Context, s *
 
 // applyPolicies applies or deletes each policy object and says what is in place.
 func (r *KubernetesClusterReconciler) applyPolicies(ctx context.Context, s *clusterScope, count machineCount) ([]string, error) {
-	c := nodepod.Cluster{Namespace: s.kc.Namespace, Name: clusterNameOf(s.kc), HostingNamespace: s.hosting.Namespace}
+	c := s.hostingObjects()
 	var applied []string
 	controlPlane, workers, err := desiredBudgets(s.kc, c, count)
 	if err != nil {

@@ -54,6 +54,9 @@ const (
 	// fix (a namespace label, freed quota) happens where the provider cannot
 	// watch, and one rejected request per machine every 30s costs little.
 	rejectedPodRetry = 30 * time.Second
+	// ownerIDRetry is how soon a machine looks again for its KubernetesCluster's
+	// owner ID, which the cluster's first reconcile writes.
+	ownerIDRetry = 2 * time.Second
 )
 
 func setPodProvisioned(km *infrav1.KubernetesMachine, status metav1.ConditionStatus, reason, message string) {
@@ -88,6 +91,15 @@ func (r *KubernetesMachineReconciler) reconcileHosting(ctx context.Context, s *m
 		return ctrl.Result{}, nil
 	}
 	s.kc = kc
+	ownerID := kc.Annotations[infrav1.OwnerIDAnnotation]
+	if ownerID == "" && s.km.DeletionTimestamp.IsZero() {
+		// Nothing is created without the owner ID. Only a KubernetesCluster not
+		// reconciled yet (just created, or of an earlier release) has none; its
+		// first reconcile writes it. A deletion goes on without it: a cluster
+		// without an ID has no object labelled with one.
+		ctrl.LoggerFrom(ctx).V(4).Info("Waiting for the KubernetesCluster's owner ID", "KubernetesCluster", klog.KObj(kc))
+		return ctrl.Result{RequeueAfter: ownerIDRetry}, nil
+	}
 	hostingCluster, err := r.Hosting.For(ctx, kc)
 	if err != nil {
 		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesClusterHostingClusterUnreachableReason, err.Error())
@@ -101,6 +113,7 @@ func (r *KubernetesMachineReconciler) reconcileHosting(ctx context.Context, s *m
 		Spec:             s.km.Spec,
 		HostingNamespace: hostingCluster.Namespace,
 		Image:            s.km.Spec.Image,
+		OwnerID:          ownerID,
 	}
 	if s.machine != nil {
 		s.node.ControlPlane = util.IsControlPlaneMachine(s.machine)

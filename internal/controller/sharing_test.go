@@ -90,16 +90,27 @@ func TestForeignHostingObjectsAreNeverAdoptedUpdatedOrDeleted(t *testing.T) {
 		return nodepod.ClusterLabels("elsewhere", name)
 	}
 	tests := []struct {
-		kind      string
-		foreign   func(ns, cluster string) client.Object
-		machine   machineOptions
-		condition func(g Gomega, tc *testCluster, tm *testMachine) metav1.Condition
+		kind, name string
+		foreign    func(ns, cluster string) client.Object
+		machine    machineOptions
+		condition  func(g Gomega, tc *testCluster, tm *testMachine) metav1.Condition
 	}{
 		{
 			kind: "Service",
 			foreign: func(ns, cluster string) client.Object { // unlabelled: not in the provider's cache
 				return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: nodepod.ServiceName(cluster)},
 					Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 443}}, Selector: map[string]string{"app": "web"}}}
+			},
+			condition: clusterCondition(infrav1.KubernetesClusterLoadBalancerAvailableCondition),
+		},
+		{
+			kind: "Service",
+			name: "of a twin of the same names on another management cluster",
+			foreign: func(ns, cluster string) client.Object {
+				labels := nodepod.ClusterLabels(ns, cluster)
+				labels[infrav1.OwnerIDLabel] = "another-management-cluster"
+				return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: nodepod.ServiceName(cluster), Labels: labels},
+					Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 6443}}, Selector: nodepod.ControlPlaneSelector(ns, cluster)}}
 			},
 			condition: clusterCondition(infrav1.KubernetesClusterLoadBalancerAvailableCondition),
 		},
@@ -145,7 +156,7 @@ func TestForeignHostingObjectsAreNeverAdoptedUpdatedOrDeleted(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.kind, func(t *testing.T) {
+		t.Run(strings.TrimSpace(tt.kind+" "+tt.name), func(t *testing.T) {
 			g := NewWithT(t)
 			ctx := context.Background()
 			ns := newNamespace(t)
@@ -182,6 +193,35 @@ func TestForeignHostingObjectsAreNeverAdoptedUpdatedOrDeleted(t *testing.T) {
 			g.Expect(snapshot(g, env.Client, []client.Object{foreign})).To(Equal(before), "deletion leaves the foreign %s", tt.kind)
 		})
 	}
+}
+
+// TestObjectsOfAnEarlierReleaseAreAdoptedAndGetTheOwnerID: a Service written
+// by a release without owner IDs, with the cluster's labels, is the cluster's:
+// it is adopted (same UID) and labelled with the KubernetesCluster's owner ID,
+// which the cluster got before anything was created.
+func TestObjectsOfAnEarlierReleaseAreAdoptedAndGetTheOwnerID(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	legacy := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: nodepod.ServiceName("legacy"), Labels: nodepod.ClusterLabels(ns, "legacy")},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "apiserver", Port: 6443}}, Selector: nodepod.ControlPlaneSelector(ns, "legacy")}}
+	g.Expect(env.Client.Create(ctx, legacy)).To(Succeed())
+	tc := newTestCluster(t, g, ns, "legacy", infrav1.KubernetesClusterSpec{})
+	kc := eventuallyKubernetesCluster(g, client.ObjectKeyFromObject(tc.kc), func(g Gomega, kc *infrav1.KubernetesCluster) {
+		g.Expect(kc.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
+	})
+	id := kc.Annotations[infrav1.OwnerIDAnnotation]
+	g.Expect(id).To(HaveLen(16))
+	g.Eventually(func(g Gomega) {
+		service := &corev1.Service{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(legacy), service)).To(Succeed())
+		g.Expect(service.UID).To(Equal(legacy.UID), "adopted, not recreated")
+		g.Expect(service.Labels).To(HaveKeyWithValue(infrav1.OwnerIDLabel, id))
+		g.Expect(kc.Spec.ControlPlaneEndpoint.Host).To(Equal(service.Spec.ClusterIP))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	policy := &networkingv1.NetworkPolicy{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: nodepod.NetworkPolicyName("legacy")}, policy)).To(Succeed())
+	g.Expect(policy.Labels).To(HaveKeyWithValue(infrav1.OwnerIDLabel, id), "new objects carry the owner ID")
 }
 
 // TestMachineWithALongNameIsProvisioned: Cluster API's generated machine names

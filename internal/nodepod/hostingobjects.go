@@ -69,7 +69,7 @@ func newClaim(m Machine, template infrav1.VolumeClaimTemplate) *corev1.Persisten
 
 // NewService renders the Service that selects a cluster's control-plane node
 // Pods and is the workload cluster's API endpoint.
-func NewService(clusterNamespace, clusterName, hostingNamespace string, service infrav1.ControlPlaneService) *corev1.Service {
+func NewService(c Cluster, service infrav1.ControlPlaneService) *corev1.Service {
 	serviceType := corev1.ServiceType(service.Type)
 	if serviceType == "" {
 		serviceType = corev1.ServiceTypeClusterIP
@@ -78,14 +78,12 @@ func NewService(clusterNamespace, clusterName, hostingNamespace string, service 
 	if port == 0 {
 		port = infrav1.DefaultAPIServerPort
 	}
+	meta := c.ObjectMeta(ServiceName(c.Name))
+	meta.Labels = withProviderLabels(service.Labels, meta.Labels)
+	meta.Annotations = withOwnerAnnotations(service.Annotations, c.Owner())
 	return &corev1.Service{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        ServiceName(clusterName),
-			Namespace:   hostingNamespace,
-			Labels:      withProviderLabels(service.Labels, ClusterLabels(clusterNamespace, clusterName)),
-			Annotations: withOwnerAnnotations(service.Annotations, Cluster{Namespace: clusterNamespace, Name: clusterName}.Owner()),
-		},
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: meta,
 		Spec: corev1.ServiceSpec{
 			Type: serviceType,
 			Ports: []corev1.ServicePort{{
@@ -94,7 +92,7 @@ func NewService(clusterNamespace, clusterName, hostingNamespace string, service 
 				Port:       port,
 				TargetPort: intstr.FromInt32(apiServerPort),
 			}},
-			Selector:                 ControlPlaneSelector(clusterNamespace, clusterName),
+			Selector:                 ControlPlaneSelector(c.Namespace, c.Name),
 			PublishNotReadyAddresses: false,
 		},
 	}

@@ -34,15 +34,22 @@ type Owner struct {
 	Namespace, Cluster string
 	// Machine is empty for the cluster's own objects (Service, budgets, NetworkPolicy).
 	Machine string
+	// ID is the KubernetesCluster's owner ID (infrav1.OwnerIDAnnotation): it tells
+	// apart clusters of the same namespace and name on two management clusters.
+	ID string
 }
 
 // Owns reports whether obj is one of the owner's hosting objects: the provider
 // manages it and its labels name this owner. Labels hold names shortened with a
 // hash when they are too long for a label value, so they are compared in that
-// form; objects of earlier releases carry the same labels.
+// form. Objects of earlier releases carry the same labels but no owner ID, and
+// are owned by their names alone.
 func (o Owner) Owns(obj metav1.Object) bool {
 	labels := obj.GetLabels()
 	_, hasMachine := labels[infrav1.MachineNameLabel]
+	if id, ok := labels[infrav1.OwnerIDLabel]; ok && id != o.ID {
+		return false
+	}
 	return labels[infrav1.ManagedByLabel] == infrav1.ManagedByValue &&
 		labels[infrav1.ClusterNamespaceLabel] == labelValue(o.Namespace) &&
 		labels[clusterv1.ClusterNameLabel] == labelValue(o.Cluster) &&
@@ -67,6 +74,14 @@ func OwnerOf(obj metav1.Object) Owner {
 		Cluster:   pick(infrav1.ClusterNameAnnotation, clusterv1.ClusterNameLabel),
 		Machine:   pick(infrav1.MachineNameAnnotation, infrav1.MachineNameLabel),
 	}
+}
+
+// withOwnerID adds the owner ID label to labels, when the owner has one.
+func (o Owner) withOwnerID(labels map[string]string) map[string]string {
+	if o.ID != "" {
+		labels[infrav1.OwnerIDLabel] = o.ID
+	}
+	return labels
 }
 
 // annotations are the owner's full names, which labels may hold only shortened.

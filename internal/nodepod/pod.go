@@ -62,6 +62,8 @@ type Machine struct {
 	Image string
 	// FailureDomain is "" when the machine has none.
 	FailureDomain string
+	// OwnerID is the KubernetesCluster's owner ID (infrav1.OwnerIDAnnotation).
+	OwnerID string
 }
 
 func (m Machine) podName() string { return PodName(m.Name) }
@@ -72,14 +74,14 @@ func (m Machine) labels() map[string]string {
 
 // Owner is who the machine's hosting objects belong to.
 func (m Machine) Owner() Owner {
-	return Owner{Namespace: m.Namespace, Cluster: m.ClusterName, Machine: m.Name}
+	return Owner{Namespace: m.Namespace, Cluster: m.ClusterName, Machine: m.Name, ID: m.OwnerID}
 }
 
 // objectMeta is the metadata every hosting object of the machine shares; no
 // ownerReferences, so that nothing on the management side can garbage-collect a node.
 func (m Machine) objectMeta(name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
-		Name: name, Namespace: m.HostingNamespace, Labels: m.labels(),
+		Name: name, Namespace: m.HostingNamespace, Labels: m.Owner().withOwnerID(m.labels()),
 		Annotations: m.Owner().annotations(),
 	}
 }

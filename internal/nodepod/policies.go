@@ -32,15 +32,17 @@ import (
 type Cluster struct {
 	Namespace, Name  string
 	HostingNamespace string
+	// OwnerID is the KubernetesCluster's owner ID (infrav1.OwnerIDAnnotation).
+	OwnerID string
 }
 
 // Owner is who the cluster's own hosting objects belong to.
-func (c Cluster) Owner() Owner { return Owner{Namespace: c.Namespace, Cluster: c.Name} }
+func (c Cluster) Owner() Owner { return Owner{Namespace: c.Namespace, Cluster: c.Name, ID: c.OwnerID} }
 
 // ObjectMeta is the metadata of the cluster's hosting object name.
 func (c Cluster) ObjectMeta(name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
-		Name: name, Namespace: c.HostingNamespace, Labels: ClusterLabels(c.Namespace, c.Name),
+		Name: name, Namespace: c.HostingNamespace, Labels: c.Owner().withOwnerID(ClusterLabels(c.Namespace, c.Name)),
 		Annotations: c.Owner().annotations(),
 	}
 }
