@@ -222,9 +222,22 @@ func isPaused(cluster *clusterv1.Cluster, obj client.Object) bool {
 	return (cluster != nil && ptr.Deref(cluster.Spec.Paused, false)) || annotations.HasPaused(obj)
 }
 
-// setReadySummary sets Ready from the given conditions.
+// setReadySummary sets Ready from the given conditions. A True Ready has no
+// message: Cluster API's summary would join the messages of the True
+// conditions (what a Service serves, which budgets are in place), and Cluster
+// API mirrors Ready into the Cluster's InfrastructureReady and the Machine's,
+// and from there into their Available and Ready, where a message means
+// something to look at (the framework's VerifyClusterAvailable wants none).
+// The conditions themselves keep their messages.
 func setReadySummary(obj conditionsObject, conditionTypes ...string) error {
-	return conditions.SetSummaryCondition(obj, obj, clusterv1.ReadyCondition, conditions.ForConditionTypes(conditionTypes))
+	if err := conditions.SetSummaryCondition(obj, obj, clusterv1.ReadyCondition, conditions.ForConditionTypes(conditionTypes)); err != nil {
+		return err
+	}
+	if ready := conditions.Get(obj, clusterv1.ReadyCondition); ready != nil && ready.Status == metav1.ConditionTrue && ready.Message != "" {
+		ready.Message = ""
+		conditions.Set(obj, *ready)
+	}
+	return nil
 }
 
 // conditionsObject is an object with v1beta2 conditions.

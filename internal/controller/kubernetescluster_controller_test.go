@@ -162,3 +162,33 @@ func TestInvalidKubeconfigIsReported(t *testing.T) {
 		g.Expect(reachable.Message).To(ContainSubstring("missing"))
 	})
 }
+
+// TestReadyHasNoMessageWhenAllIsWell: Cluster API mirrors the KubernetesCluster's
+// and the KubernetesMachine's Ready into the Cluster's and Machine's conditions,
+// where a message means something to look at (Cluster API's e2e framework
+// wants the Cluster's Available True with none). The True conditions keep
+// their own messages; a Ready that is not True carries the problem's.
+func TestReadyHasNoMessageWhenAllIsWell(t *testing.T) {
+	g := NewWithT(t)
+	tc, tm, _ := provisionedWorker(t, g, "quiet", infrav1.KubernetesClusterSpec{})
+	eventuallyKubernetesCluster(g, client.ObjectKeyFromObject(tc.kc), func(g Gomega, kc *infrav1.KubernetesCluster) {
+		ready := conditionOf(kc.Status.Conditions, clusterv1.ReadyCondition)
+		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(ready.Message).To(BeEmpty())
+		g.Expect(conditionOf(kc.Status.Conditions, infrav1.KubernetesClusterLoadBalancerAvailableCondition).Message).To(ContainSubstring("serves"))
+		g.Expect(conditionOf(kc.Status.Conditions, infrav1.KubernetesClusterHostingPoliciesReadyCondition).Message).To(ContainSubstring("NetworkPolicy"))
+	})
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(tm.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		ready := conditionOf(km.Status.Conditions, clusterv1.ReadyCondition)
+		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(ready.Message).To(BeEmpty())
+	})
+
+	broken := newTestCluster(t, g, newNamespace(t), "loud", remoteSpec("missing"))
+	eventuallyKubernetesCluster(g, client.ObjectKeyFromObject(broken.kc), func(g Gomega, kc *infrav1.KubernetesCluster) {
+		ready := conditionOf(kc.Status.Conditions, clusterv1.ReadyCondition)
+		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(ready.Message).To(ContainSubstring("HostingClusterReachable"))
+		g.Expect(ready.Message).To(ContainSubstring("missing not found"))
+	})
+}
