@@ -76,6 +76,13 @@ func TestStorageVersionMigration(t *testing.T) {
 		expectStoredAs(g, resource, obj, infrav1alpha1.GroupVersion.String())
 	}
 	clusterBefore, templateBefore := readHub(g, kc, template)
+	// The migrator lists KubernetesClusters from the manager's cache: one the
+	// cache has not seen yet, or has seen at an older version, would be skipped.
+	g.Eventually(func(g Gomega) {
+		cached := &infrav1.KubernetesCluster{}
+		g.Expect(env.Manager.GetClient().Get(ctx, client.ObjectKeyFromObject(clusterBefore), cached)).To(Succeed())
+		g.Expect(cached.ResourceVersion).To(Equal(clusterBefore.ResourceVersion))
+	}).WithTimeout(10 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 
 	for resource := range crds {
 		setStorageVersion(g, resource, "v1beta1")

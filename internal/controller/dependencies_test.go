@@ -55,7 +55,7 @@ func TestReconcilersNeverPanicOnMissingDependencies(t *testing.T) {
 		{"the hosting kubeconfig Secret is absent while the cluster is deleted", func(t *testing.T, g Gomega) {
 			tc := newTestCluster(t, g, newNamespace(t), "nosecretdel", remoteSpec("hosting"))
 			expectHostingReason(g, tc, infrav1.KubernetesClusterHostingClusterInvalidReason, "not found")
-			g.Expect(env.Client.Delete(context.Background(), tc.kc)).To(Succeed())
+			deleteAndExpectReconciles(g, tc.kc)
 			expectHostingReason(g, tc, infrav1.KubernetesClusterHostingClusterInvalidReason, "not found")
 			createKubeconfigSecret(g, tc.namespace, remote.Kubeconfig) // the fix: the deletion completes
 			expectGone(g, tc.kc)
@@ -72,7 +72,7 @@ func TestReconcilersNeverPanicOnMissingDependencies(t *testing.T) {
 			createKubeconfigSecret(g, ns, deadKubeconfig(g))
 			tc := newTestCluster(t, g, ns, "deaddel", remoteSpec("hosting"))
 			expectHostingReason(g, tc, infrav1.KubernetesClusterHostingClusterUnreachableReason, "")
-			g.Expect(env.Client.Delete(context.Background(), tc.kc)).To(Succeed())
+			deleteAndExpectReconciles(g, tc.kc)
 			expectHostingReason(g, tc, infrav1.KubernetesClusterHostingClusterUnreachableReason, "")
 			setKubeconfig(g, ns, remote.Kubeconfig)
 			expectGone(g, tc.kc)
@@ -253,6 +253,18 @@ func expectNoPod(g Gomega, tc *testCluster, tm *testMachine) {
 	g.Consistently(func() error {
 		return env.Client.Get(context.Background(), podKey(tc, tm.km.Name), &corev1.Pod{})
 	}, 2*time.Second, 200*time.Millisecond).ShouldNot(Succeed())
+}
+
+// deleteAndExpectReconciles deletes a KubernetesCluster and waits until its
+// deletion has been reconciled (twice, so the first one is over: one object is
+// never reconciled twice at once) without being able to finish.
+func deleteAndExpectReconciles(g Gomega, kc *infrav1.KubernetesCluster) {
+	key := client.ObjectKeyFromObject(kc)
+	before := reconciles.of(key)
+	g.Expect(env.Client.Delete(context.Background(), kc)).To(Succeed())
+	g.Eventually(func() int { return reconciles.of(key) }, 60*time.Second, 100*time.Millisecond).
+		Should(BeNumerically(">=", before+2), "the deletion is reconciled")
+	g.Expect(env.Client.Get(context.Background(), key, &infrav1.KubernetesCluster{})).To(Succeed(), "it waits for its hosting cluster")
 }
 
 func expectGone(g Gomega, obj client.Object) {

@@ -307,7 +307,7 @@ func (r *KubernetesClusterReconciler) deleteClusterObjects(ctx context.Context, 
 		&policyv1.PodDisruptionBudget{ObjectMeta: c.ObjectMeta(nodepod.WorkersBudgetName(c.Name))},
 		&networkingv1.NetworkPolicy{ObjectMeta: c.ObjectMeta(nodepod.NetworkPolicyName(c.Name))},
 	} {
-		if err := deleteOwned(ctx, s.hosting, s.hosting.Reader, c.Owner(), obj); err != nil {
+		if _, err := deleteOwned(ctx, s.hosting, s.hosting.Reader, c.Owner(), obj); err != nil {
 			return err
 		}
 	}

@@ -29,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/conditions"
@@ -162,12 +163,17 @@ func applyNetworkPolicy(ctx context.Context, h *hosting.Cluster, owner nodepod.O
 // takeLabelsAndSpec gives existing the labels, annotations and spec of
 // desired, the fields the provider owns, and reports whether that changed anything.
 func takeLabelsAndSpec[S any](existing, desired client.Object, existingSpec *S, desiredSpec S) bool {
-	if maps.Equal(existing.GetLabels(), desired.GetLabels()) && maps.Equal(existing.GetAnnotations(), desired.GetAnnotations()) &&
+	annotations := maps.Clone(existing.GetAnnotations()) // others' annotations stay
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	maps.Copy(annotations, desired.GetAnnotations())
+	if maps.Equal(existing.GetLabels(), desired.GetLabels()) && maps.Equal(existing.GetAnnotations(), annotations) &&
 		equality.Semantic.DeepEqual(*existingSpec, desiredSpec) {
 		return false
 	}
 	existing.SetLabels(desired.GetLabels())
-	existing.SetAnnotations(desired.GetAnnotations())
+	existing.SetAnnotations(annotations)
 	*existingSpec = desiredSpec
 	return true
 }
@@ -186,7 +192,7 @@ func applyHostingObject(ctx context.Context, h *hosting.Cluster, owner nodepod.O
 		return false, fmt.Errorf("reading %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
 	}
 	if !owner.Owns(existing) {
-		return false, newNameConflict(desired, h)
+		return false, newNameConflict(desired, h, "cluster")
 	}
 	if !takeDesired() {
 		return false, nil
@@ -213,7 +219,7 @@ func createHostingObject(ctx context.Context, h *hosting.Cluster, owner nodepod.
 		return false, fmt.Errorf("reading %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
 	}
 	if !owner.Owns(existing) {
-		return false, newNameConflict(desired, h)
+		return false, newNameConflict(desired, h, "cluster")
 	}
 	return false, nil
 }
@@ -224,44 +230,52 @@ func createHostingObject(ctx context.Context, h *hosting.Cluster, owner nodepod.
 // not cost them a write. A budget created moments ago and not yet in the
 // cache is removed by the reconcile its creation event triggers.
 func removeUnwanted(ctx context.Context, h *hosting.Cluster, owner nodepod.Owner, obj client.Object) error {
-	return deleteOwned(ctx, h, h.Client, owner, obj)
+	_, err := deleteOwned(ctx, h, h.Client, owner, obj)
+	return err
 }
 
 // deleteOwned deletes obj from the hosting cluster when reader finds it there
 // and it is owner's; another owner's object of that name is left alone.
-func deleteOwned(ctx context.Context, h *hosting.Cluster, reader client.Reader, owner nodepod.Owner, obj client.Object) error {
-	err := reader.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+// present tells whether owner's object is still there (being deleted). The
+// delete names the UID that was read, so an object that took the name since
+// is never deleted.
+func deleteOwned(ctx context.Context, h *hosting.Cluster, reader client.Reader, owner nodepod.Owner, obj client.Object) (present bool, err error) {
+	err = reader.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 	if apierrors.IsNotFound(err) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading %s %s on %s: %w", kindOf(obj), klog.KObj(obj), h.Description, err)
+		return false, fmt.Errorf("reading %s %s on %s: %w", kindOf(obj), klog.KObj(obj), h.Description, err)
 	}
-	if !owner.Owns(obj) || !obj.GetDeletionTimestamp().IsZero() {
-		return nil
+	if !owner.Owns(obj) {
+		return false, nil
 	}
-	if err := h.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting %s %s on %s: %w", kindOf(obj), klog.KObj(obj), h.Description, err)
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return true, nil
 	}
-	return nil
+	if err := h.Client.Delete(ctx, obj, client.Preconditions{UID: ptr.To(obj.GetUID())}); client.IgnoreNotFound(err) != nil {
+		return true, fmt.Errorf("deleting %s %s on %s: %w", kindOf(obj), klog.KObj(obj), h.Description, err)
+	}
+	return true, nil
 }
 
-// nameConflictError is a hosting object that holds a name this cluster needs
-// but belongs to another owner (or to none). Its owner is not named: that
-// would tell one tenant about another.
+// nameConflictError is a hosting object that holds a name a cluster or a
+// machine needs but belongs to another owner (or to none). Its owner is not
+// named: that would tell one tenant about another.
 type nameConflictError struct {
-	kind, where string
-	key         client.ObjectKey
+	kind, where, needer string
+	key                 client.ObjectKey
 }
 
-func newNameConflict(obj client.Object, h *hosting.Cluster) *nameConflictError {
-	return &nameConflictError{kind: kindOf(obj), where: h.Description, key: client.ObjectKeyFromObject(obj)}
+// newNameConflict is the conflict of obj for needer, "cluster" or "machine".
+func newNameConflict(obj client.Object, h *hosting.Cluster, needer string) *nameConflictError {
+	return &nameConflictError{kind: kindOf(obj), where: h.Description, needer: needer, key: client.ObjectKeyFromObject(obj)}
 }
 
 func (e *nameConflictError) Error() string {
-	return fmt.Sprintf("%s %s already exists on %s and does not belong to this cluster (its labels %s and %s name another owner, or none); "+
-		"the provider leaves it alone: delete it, or give this cluster another name or hosting namespace",
-		e.kind, e.key, e.where, infrav1.ClusterNamespaceLabel, clusterv1.ClusterNameLabel)
+	return fmt.Sprintf("%s %s already exists on %s and does not belong to this %s (its owner labels %s, %s, %s and %s name another owner, or it has none); "+
+		"the provider leaves it alone: delete it, or give this %s another name or hosting namespace",
+		e.kind, e.key, e.where, e.needer, infrav1.ClusterNamespaceLabel, clusterv1.ClusterNameLabel, infrav1.MachineNameLabel, infrav1.OwnerIDLabel, e.needer)
 }
 
 // conditionReason is the reason a condition gives for err: NameConflict for a

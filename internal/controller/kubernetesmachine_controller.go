@@ -93,7 +93,7 @@ func (r *KubernetesMachineReconciler) SetupWithManager(ctx context.Context, mgr 
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToKubernetesMachines),
 			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log))).
 		Watches(&infrav1.KubernetesCluster{}, handler.EnqueueRequestsFromMapFunc(r.kubernetesClusterToKubernetesMachines),
-			builder.WithPredicates(hostingReachabilityChanged())).
+			builder.WithPredicates(hostingChanged())).
 		Watches(&corev1.Pod{}, podToMachine).
 		Watches(&corev1.Secret{}, podToMachine).
 		Watches(&corev1.PersistentVolumeClaim{}, podToMachine).
@@ -127,7 +127,8 @@ func (r *KubernetesMachineReconciler) clusterToKubernetesMachines(ctx context.Co
 }
 
 // kubernetesClusterToKubernetesMachines wakes a cluster's machines: they retry
-// at once when their hosting cluster is back, instead of after their backoff.
+// at once when their hosting cluster is back, instead of after their backoff,
+// and go on once the cluster has its owner ID.
 func (r *KubernetesMachineReconciler) kubernetesClusterToKubernetesMachines(ctx context.Context, obj client.Object) []reconcile.Request {
 	kc, ok := obj.(*infrav1.KubernetesCluster)
 	if !ok {
@@ -136,9 +137,9 @@ func (r *KubernetesMachineReconciler) kubernetesClusterToKubernetesMachines(ctx 
 	return requestsForClusterLabel(ctx, r.Client, &infrav1.KubernetesMachineList{}, kc.Namespace, clusterNameOf(kc))
 }
 
-// hostingReachabilityChanged passes the KubernetesCluster updates that change
-// whether its hosting cluster is reachable.
-func hostingReachabilityChanged() predicate.Funcs {
+// hostingChanged passes the KubernetesCluster updates its machines act on:
+// whether its hosting cluster is reachable, and its owner ID appearing.
+func hostingChanged() predicate.Funcs {
 	return predicate.Funcs{
 		CreateFunc:  func(event.CreateEvent) bool { return false },
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
@@ -154,7 +155,8 @@ func hostingReachabilityChanged() predicate.Funcs {
 				}
 				return ""
 			}
-			return reachable(e.ObjectOld) != reachable(e.ObjectNew)
+			ownerID := func(obj client.Object) string { return obj.GetAnnotations()[infrav1.OwnerIDAnnotation] }
+			return reachable(e.ObjectOld) != reachable(e.ObjectNew) || ownerID(e.ObjectOld) != ownerID(e.ObjectNew)
 		},
 	}
 }

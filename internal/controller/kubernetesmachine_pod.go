@@ -34,6 +34,7 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/annotations"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,9 +55,6 @@ const (
 	// fix (a namespace label, freed quota) happens where the provider cannot
 	// watch, and one rejected request per machine every 30s costs little.
 	rejectedPodRetry = 30 * time.Second
-	// ownerIDRetry is how soon a machine looks again for its KubernetesCluster's
-	// owner ID, which the cluster's first reconcile writes.
-	ownerIDRetry = 2 * time.Second
 )
 
 func setPodProvisioned(km *infrav1.KubernetesMachine, status metav1.ConditionStatus, reason, message string) {
@@ -92,13 +90,16 @@ func (r *KubernetesMachineReconciler) reconcileHosting(ctx context.Context, s *m
 	}
 	s.kc = kc
 	ownerID := kc.Annotations[infrav1.OwnerIDAnnotation]
-	if ownerID == "" && s.km.DeletionTimestamp.IsZero() {
+	if ownerID == "" && s.km.DeletionTimestamp.IsZero() && !annotations.IsExternallyManaged(kc) {
 		// Nothing is created without the owner ID. Only a KubernetesCluster not
 		// reconciled yet (just created, or of an earlier release) has none; its
-		// first reconcile writes it. A deletion goes on without it: a cluster
-		// without an ID has no object labelled with one.
+		// first reconcile writes it, and that update wakes this machine
+		// (hostingChanged). A deletion goes on without it: a cluster without an
+		// ID has no object labelled with one. An externally managed cluster
+		// gets none, and its machines' objects are owned by their names.
 		ctrl.LoggerFrom(ctx).V(4).Info("Waiting for the KubernetesCluster's owner ID", "KubernetesCluster", klog.KObj(kc))
-		return ctrl.Result{RequeueAfter: ownerIDRetry}, nil
+		s.waiting = true
+		return ctrl.Result{}, nil
 	}
 	hostingCluster, err := r.Hosting.For(ctx, kc)
 	if err != nil {
@@ -166,7 +167,7 @@ func (r *KubernetesMachineReconciler) reconcileBootstrapSecret(ctx context.Conte
 	key := client.ObjectKey{Namespace: s.hosting.Namespace, Name: nodepod.BootstrapSecretName(podName)}
 	if err := s.hosting.Client.Get(ctx, key, existing); err == nil {
 		if !s.node.Owner().Owns(existing) {
-			r.reportNameConflict(s, existing)
+			return ctrl.Result{}, r.reportNameConflict(s, existing)
 		}
 		return ctrl.Result{}, nil
 	} else if !apierrors.IsNotFound(err) {
@@ -182,41 +183,26 @@ func (r *KubernetesMachineReconciler) reconcileBootstrapSecret(ctx context.Conte
 	return ctrl.Result{}, r.createOwned(ctx, s, nodepod.NewBootstrapSecret(s.node, script))
 }
 
-// createOwned creates one of the machine's objects on the hosting cluster. The
-// cache only holds the provider's objects, so a name taken by anything else
-// shows up as AlreadyExists; see nameTaken.
+// createOwned creates one of the machine's objects on the hosting cluster
+// (createHostingObject); a name held by another owner is a NameConflict.
 func (r *KubernetesMachineReconciler) createOwned(ctx context.Context, s *machineScope, obj client.Object) error {
-	err := s.hosting.Client.Create(ctx, obj)
-	if apierrors.IsAlreadyExists(err) {
-		return r.nameTaken(ctx, s, obj)
-	}
-	if err != nil {
-		return fmt.Errorf("creating %s %s on %s: %w", kindOf(obj), klog.KObj(obj), s.hosting.Description, err)
-	}
-	return nil
-}
-
-// nameTaken reads the object that holds obj's name live: this machine's (the
-// cache lagged) is fine; any other is a NameConflict the user resolves, and
-// the provider neither uses nor deletes it.
-func (r *KubernetesMachineReconciler) nameTaken(ctx context.Context, s *machineScope, obj client.Object) error {
 	existing, _ := obj.DeepCopyObject().(client.Object)
-	if err := s.hosting.Reader.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
-		return fmt.Errorf("reading %s %s on %s: %w", kindOf(obj), klog.KObj(obj), s.hosting.Description, err)
+	_, err := createHostingObject(ctx, s.hosting, s.node.Owner(), obj, existing)
+	if conflict := (*nameConflictError)(nil); errors.As(err, &conflict) {
+		return r.reportNameConflict(s, obj)
 	}
-	if !s.node.Owner().Owns(existing) {
-		r.reportNameConflict(s, obj)
-	}
-	return nil
+	return err
 }
 
 // reportNameConflict stops the machine on a hosting object that holds one of
-// its names but carries another machine's labels, or none.
-func (r *KubernetesMachineReconciler) reportNameConflict(s *machineScope, obj client.Object) {
-	setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachineNameConflictReason,
-		fmt.Sprintf("%s %s already exists on %s and does not belong to this machine (its labels %s, %s and %s name another owner, or none); the provider leaves it alone: rename or delete it",
-			kindOf(obj), klog.KObj(obj), s.hosting.Description, infrav1.ClusterNamespaceLabel, clusterv1.ClusterNameLabel, infrav1.MachineNameLabel))
+// its names but belongs to another owner, or to none, and returns the error
+// that retries it with backoff: the object in the way may go without an event
+// this machine hears.
+func (r *KubernetesMachineReconciler) reportNameConflict(s *machineScope, obj client.Object) error {
+	err := newNameConflict(obj, s.hosting, "machine")
+	setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachineNameConflictReason, err.Error())
 	s.waiting = true
+	return err
 }
 
 func kindOf(obj client.Object) string {
@@ -298,8 +284,7 @@ func (r *KubernetesMachineReconciler) reconcilePod(ctx context.Context, s *machi
 	switch {
 	case err == nil:
 		if !s.node.Owner().Owns(pod) {
-			r.reportNameConflict(s, pod)
-			return ctrl.Result{}, nil
+			return ctrl.Result{}, r.reportNameConflict(s, pod)
 		}
 		s.pod = pod
 		return ctrl.Result{}, nil
@@ -311,18 +296,20 @@ func (r *KubernetesMachineReconciler) reconcilePod(ctx context.Context, s *machi
 		s.waiting = true
 		return ctrl.Result{}, nil
 	}
-	if err := s.hosting.Client.Create(ctx, desired); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			s.waiting = true // this machine's Pod reaches the cache as an event
-			return ctrl.Result{}, r.nameTaken(ctx, s, desired)
-		}
-		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
-			setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodRejectedReason,
-				fmt.Sprintf("%s rejected node Pod %s: %v", s.hosting.Description, klog.KObj(desired), err))
-			r.Recorder.Eventf(s.km, nil, corev1.EventTypeWarning, "NodePodRejected", "Create", "%v", err)
-			return ctrl.Result{RequeueAfter: rejectedPodRetry}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("creating Pod %s on %s: %w", klog.KObj(desired), s.hosting.Description, err)
+	created, err := createHostingObject(ctx, s.hosting, s.node.Owner(), desired, &corev1.Pod{})
+	switch conflict := (*nameConflictError)(nil); {
+	case errors.As(err, &conflict):
+		return ctrl.Result{}, r.reportNameConflict(s, desired)
+	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
+		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodRejectedReason,
+			fmt.Sprintf("%s rejected node Pod %s: %v", s.hosting.Description, klog.KObj(desired), errors.Unwrap(err)))
+		r.Recorder.Eventf(s.km, nil, corev1.EventTypeWarning, "NodePodRejected", "Create", "%v", errors.Unwrap(err))
+		return ctrl.Result{RequeueAfter: rejectedPodRetry}, nil
+	case err != nil:
+		return ctrl.Result{}, err
+	case !created:
+		s.waiting = true // this machine's Pod, not in the cache yet: its event comes
+		return ctrl.Result{}, nil
 	}
 	// No event: the condition says it, and a machine costs one write less.
 	// The message pendingMessage gives a new Pod, so the next reconcile has
@@ -494,21 +481,11 @@ func (r *KubernetesMachineReconciler) deleteHostingObjects(ctx context.Context, 
 	}
 	gone := true
 	for _, obj := range objects {
-		if err := s.hosting.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); apierrors.IsNotFound(err) {
-			continue
-		} else if err != nil {
-			return false, fmt.Errorf("reading %T %s on %s: %w", obj, klog.KObj(obj), s.hosting.Description, err)
+		present, err := deleteOwned(ctx, s.hosting, s.hosting.Client, s.node.Owner(), obj)
+		if err != nil {
+			return false, err
 		}
-		if !s.node.Owner().Owns(obj) {
-			continue // another's object holding the name: not ours to delete
-		}
-		gone = false
-		if !obj.GetDeletionTimestamp().IsZero() {
-			continue
-		}
-		if err := s.hosting.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
-			return false, fmt.Errorf("deleting %s on %s: %w", klog.KObj(obj), s.hosting.Description, err)
-		}
+		gone = gone && !present
 	}
 	return gone, nil
 }

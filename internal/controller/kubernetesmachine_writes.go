@@ -168,8 +168,7 @@ func (r *KubernetesMachineReconciler) namesHeldByAnother(ctx context.Context, s 
 			return false, fmt.Errorf("reading %s %s on %s: %w", kindOf(obj), klog.KObj(obj), s.hosting.Description, err)
 		}
 		if !s.node.Owner().Owns(obj) {
-			r.reportNameConflict(s, obj)
-			return true, nil
+			return true, r.reportNameConflict(s, obj)
 		}
 	}
 	return false, nil

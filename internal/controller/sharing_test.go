@@ -48,14 +48,18 @@ func TestTwinClustersShareAHostingNamespaceWithoutTouchingEachOther(t *testing.T
 	g := NewWithT(t)
 	ctx := context.Background()
 	first, shared := newRemoteTestCluster(t, g, "twin", remote.Kubeconfig)
-	newTestMachine(g, first, "twin-cp-0", machineOptions{controlPlane: true})
+	first.markInfrastructureProvisioned(g)
+	newTestMachine(g, first, "twin-cp-0", machineOptions{controlPlane: true, bootstrapData: true})
 	eventuallyKubernetesCluster(g, client.ObjectKeyFromObject(first.kc), func(g Gomega, kc *infrav1.KubernetesCluster) {
 		g.Expect(conditionOf(kc.Status.Conditions, clusterv1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue))
 	})
+	pod := eventuallyPod(g, remote.Client, client.ObjectKey{Namespace: shared, Name: nodepod.PodName("twin-cp-0")})
 	firstObjects := []client.Object{
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: shared, Name: nodepod.ServiceName("twin")}},
 		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: shared, Name: nodepod.ControlPlaneBudgetName("twin")}},
 		&networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: shared, Name: nodepod.NetworkPolicyName("twin")}},
+		pod,
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: shared, Name: nodepod.BootstrapSecretName(pod.Name)}},
 	}
 	before := snapshot(g, remote.Client, firstObjects)
 
@@ -90,10 +94,10 @@ func TestForeignHostingObjectsAreNeverAdoptedUpdatedOrDeleted(t *testing.T) {
 		return nodepod.ClusterLabels("elsewhere", name)
 	}
 	tests := []struct {
-		kind, name string
-		foreign    func(ns, cluster string) client.Object
-		machine    machineOptions
-		condition  func(g Gomega, tc *testCluster, tm *testMachine) metav1.Condition
+		kind, name, reason string
+		foreign            func(ns, cluster string) client.Object
+		machine            machineOptions
+		condition          func(g Gomega, tc *testCluster, tm *testMachine) metav1.Condition
 	}{
 		{
 			kind: "Service",
@@ -102,6 +106,7 @@ func TestForeignHostingObjectsAreNeverAdoptedUpdatedOrDeleted(t *testing.T) {
 					Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 443}}, Selector: map[string]string{"app": "web"}}}
 			},
 			condition: clusterCondition(infrav1.KubernetesClusterLoadBalancerAvailableCondition),
+			reason:    infrav1.KubernetesClusterNameConflictReason,
 		},
 		{
 			kind: "Service",
@@ -113,6 +118,7 @@ func TestForeignHostingObjectsAreNeverAdoptedUpdatedOrDeleted(t *testing.T) {
 					Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 6443}}, Selector: nodepod.ControlPlaneSelector(ns, cluster)}}
 			},
 			condition: clusterCondition(infrav1.KubernetesClusterLoadBalancerAvailableCondition),
+			reason:    infrav1.KubernetesClusterNameConflictReason,
 		},
 		{
 			kind: "PodDisruptionBudget",
@@ -122,6 +128,7 @@ func TestForeignHostingObjectsAreNeverAdoptedUpdatedOrDeleted(t *testing.T) {
 			},
 			machine:   machineOptions{controlPlane: true},
 			condition: clusterCondition(infrav1.KubernetesClusterHostingPoliciesReadyCondition),
+			reason:    infrav1.KubernetesClusterNameConflictReason,
 		},
 		{
 			kind: "NetworkPolicy",
@@ -130,6 +137,7 @@ func TestForeignHostingObjectsAreNeverAdoptedUpdatedOrDeleted(t *testing.T) {
 					Spec: networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{MatchLabels: elsewhere(cluster)}}}
 			},
 			condition: clusterCondition(infrav1.KubernetesClusterHostingPoliciesReadyCondition),
+			reason:    infrav1.KubernetesClusterNameConflictReason,
 		},
 		{
 			kind: "Pod",
@@ -140,6 +148,7 @@ func TestForeignHostingObjectsAreNeverAdoptedUpdatedOrDeleted(t *testing.T) {
 			},
 			machine:   machineOptions{bootstrapData: true},
 			condition: machineCondition,
+			reason:    infrav1.KubernetesMachineNameConflictReason,
 		},
 		{
 			kind: "PersistentVolumeClaim",
@@ -153,6 +162,7 @@ func TestForeignHostingObjectsAreNeverAdoptedUpdatedOrDeleted(t *testing.T) {
 				VolumeClaimTemplates: []infrav1.VolumeClaimTemplate{{Name: "etcd", MountPath: "/var/lib/etcd", Size: resourceQuantity("2Gi")}},
 			}},
 			condition: machineCondition,
+			reason:    infrav1.KubernetesMachineNameConflictReason,
 		},
 	}
 	for _, tt := range tests {
@@ -172,7 +182,7 @@ func TestForeignHostingObjectsAreNeverAdoptedUpdatedOrDeleted(t *testing.T) {
 			tm := newTestMachine(g, tc, cluster+"-md-0", tt.machine)
 			g.Eventually(func(g Gomega) {
 				condition := tt.condition(g, tc, tm)
-				g.Expect(condition.Reason).To(Equal(infrav1.KubernetesClusterNameConflictReason))
+				g.Expect(condition.Reason).To(Equal(tt.reason))
 				g.Expect(condition.Message).To(ContainSubstring("%s %s/%s already exists", tt.kind, ns, foreign.GetName()))
 			}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 			g.Consistently(func(g Gomega) {
@@ -219,9 +229,11 @@ func TestObjectsOfAnEarlierReleaseAreAdoptedAndGetTheOwnerID(t *testing.T) {
 		g.Expect(service.Labels).To(HaveKeyWithValue(infrav1.OwnerIDLabel, id))
 		g.Expect(kc.Spec.ControlPlaneEndpoint.Host).To(Equal(service.Spec.ClusterIP))
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
-	policy := &networkingv1.NetworkPolicy{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: nodepod.NetworkPolicyName("legacy")}, policy)).To(Succeed())
-	g.Expect(policy.Labels).To(HaveKeyWithValue(infrav1.OwnerIDLabel, id), "new objects carry the owner ID")
+	g.Eventually(func(g Gomega) {
+		policy := &networkingv1.NetworkPolicy{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: nodepod.NetworkPolicyName("legacy")}, policy)).To(Succeed())
+		g.Expect(policy.Labels).To(HaveKeyWithValue(infrav1.OwnerIDLabel, id), "new objects carry the owner ID")
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 }
 
 // TestMachineWithALongNameIsProvisioned: Cluster API's generated machine names
