@@ -18,6 +18,7 @@ package controller_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,10 +223,12 @@ func expectNothingLeft(g Gomega, hostingClient client.Client, namespace string) 
 
 func TestDeletionInEveryOrderLeavesNothingOnTheHostingCluster(t *testing.T) {
 	tests := []struct {
-		name   string
+		name string
+		// normal is Cluster API's order: machines first, then the cluster.
+		normal bool
 		delete func(g Gomega, tc *testCluster, tm *testMachine)
 	}{
-		{name: "machine then cluster", delete: func(g Gomega, tc *testCluster, tm *testMachine) {
+		{name: "machine then cluster", normal: true, delete: func(g Gomega, tc *testCluster, tm *testMachine) {
 			g.Expect(env.Client.Delete(context.Background(), tm.km)).To(Succeed())
 			g.Expect(env.Client.Delete(context.Background(), tc.kc)).To(Succeed())
 		}},
@@ -254,8 +257,24 @@ func TestDeletionInEveryOrderLeavesNothingOnTheHostingCluster(t *testing.T) {
 			g.Eventually(func() bool {
 				return apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKeyFromObject(tc.kc), &infrav1.KubernetesCluster{}))
 			}, 20*time.Second).Should(BeTrue())
+			if tt.normal {
+				time.Sleep(time.Second) // a last reconcile of the deleted objects, if any, has run
+				g.Expect(reconcilerErrors(tc.namespace)).To(BeEmpty(), "a normal deletion logs no error")
+			}
 		})
 	}
+}
+
+// reconcilerErrors are the controllers' "Reconciler error" log lines about
+// objects of namespace.
+func reconcilerErrors(namespace string) []string {
+	var found []string
+	for _, line := range strings.Split(testLogs.String(), "\n") {
+		if strings.Contains(line, "Reconciler error") && strings.Contains(line, `"`+namespace+`"`) {
+			found = append(found, line)
+		}
+	}
+	return found
 }
 
 func TestRemoteMachineDeletionAfterItsKubeconfigSecretIsDeleted(t *testing.T) {
