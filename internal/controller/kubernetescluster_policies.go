@@ -281,8 +281,14 @@ func (e *nameConflictError) Error() string {
 // conditionReason is the reason a condition gives for err: NameConflict for a
 // name held by another owner, otherwise fallback.
 func conditionReason(err error, fallback string) string {
-	if conflict := (*nameConflictError)(nil); errors.As(err, &conflict) {
+	if isNameConflict(err) {
 		return infrav1.KubernetesClusterNameConflictReason
 	}
 	return fallback
+}
+
+// isNameConflict tells whether err is, or wraps, a nameConflictError.
+func isNameConflict(err error) bool {
+	conflict := (*nameConflictError)(nil)
+	return errors.As(err, &conflict)
 }

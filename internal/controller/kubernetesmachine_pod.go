@@ -188,7 +188,7 @@ func (r *KubernetesMachineReconciler) reconcileBootstrapSecret(ctx context.Conte
 func (r *KubernetesMachineReconciler) createOwned(ctx context.Context, s *machineScope, obj client.Object) error {
 	existing, _ := obj.DeepCopyObject().(client.Object)
 	_, err := createHostingObject(ctx, s.hosting, s.node.Owner(), obj, existing)
-	if conflict := (*nameConflictError)(nil); errors.As(err, &conflict) {
+	if isNameConflict(err) {
 		return r.reportNameConflict(s, obj)
 	}
 	return err
@@ -297,8 +297,8 @@ func (r *KubernetesMachineReconciler) reconcilePod(ctx context.Context, s *machi
 		return ctrl.Result{}, nil
 	}
 	created, err := createHostingObject(ctx, s.hosting, s.node.Owner(), desired, &corev1.Pod{})
-	switch conflict := (*nameConflictError)(nil); {
-	case errors.As(err, &conflict):
+	switch {
+	case isNameConflict(err):
 		return ctrl.Result{}, r.reportNameConflict(s, desired)
 	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
 		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodRejectedReason,
@@ -472,10 +472,7 @@ func podReady(pod *corev1.Pod) bool {
 // reports whether all are gone.
 func (r *KubernetesMachineReconciler) deleteHostingObjects(ctx context.Context, s *machineScope) (bool, error) {
 	podName := nodepod.PodName(s.km.Name)
-	objects := []client.Object{
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: s.hosting.Namespace, Name: podName}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.hosting.Namespace, Name: nodepod.BootstrapSecretName(podName)}},
-	}
+	objects := nodeObjects(s)
 	for _, template := range s.km.Spec.VolumeClaimTemplates {
 		objects = append(objects, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: s.hosting.Namespace, Name: nodepod.ClaimName(podName, template.Name)}})
 	}
@@ -488,4 +485,14 @@ func (r *KubernetesMachineReconciler) deleteHostingObjects(ctx context.Context, 
 		gone = gone && !present
 	}
 	return gone, nil
+}
+
+// nodeObjects are the machine's node Pod and bootstrap Secret on its hosting
+// cluster, by name only: what a Get fills in.
+func nodeObjects(s *machineScope) []client.Object {
+	podName := nodepod.PodName(s.km.Name)
+	return []client.Object{
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: s.hosting.Namespace, Name: podName}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.hosting.Namespace, Name: nodepod.BootstrapSecretName(podName)}},
+	}
 }

@@ -21,10 +21,8 @@ import (
 	"fmt"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -155,11 +153,7 @@ func (r *KubernetesMachineReconciler) writeStatus(ctx context.Context, s *machin
 // node Pod. The cache holds every node Pod and bootstrap Secret of the
 // provider; a foreign object it does not hold is found when the create fails.
 func (r *KubernetesMachineReconciler) namesHeldByAnother(ctx context.Context, s *machineScope) (bool, error) {
-	podName := nodepod.PodName(s.km.Name)
-	for _, obj := range []client.Object{
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: s.hosting.Namespace, Name: podName}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.hosting.Namespace, Name: nodepod.BootstrapSecretName(podName)}},
-	} {
+	for _, obj := range nodeObjects(s) {
 		err := s.hosting.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 		if apierrors.IsNotFound(err) {
 			continue
