@@ -135,9 +135,13 @@ func newTestCluster(t *testing.T, g Gomega, namespace, name string, spec infrav1
 }
 
 // markInfrastructureProvisioned does what CAPI's Cluster controller does once the
-// KubernetesCluster is provisioned.
+// KubernetesCluster is provisioned, which is never before the KubernetesCluster
+// has its owner ID (written with its finalizer, first of all).
 func (tc *testCluster) markInfrastructureProvisioned(g Gomega) {
 	ctx := context.Background()
+	eventuallyKubernetesCluster(g, client.ObjectKeyFromObject(tc.kc), func(g Gomega, kc *infrav1.KubernetesCluster) {
+		g.Expect(kc.Annotations).To(HaveKey(infrav1.OwnerIDAnnotation))
+	})
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(tc.cluster), tc.cluster)).To(Succeed())
 	tc.cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
 	g.Expect(env.Client.Status().Update(ctx, tc.cluster)).To(Succeed())
