@@ -64,9 +64,10 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run golangci-lint (includes gofmt and go vet) on the provider and on the test/infra module.
+lint: $(GOLANGCI_LINT) ## Run golangci-lint (includes gofmt and go vet) on the provider and on the test/infra and test/capi-e2e modules.
 	$(GOLANGCI_LINT) run ./...
 	cd test/infra && $(GOLANGCI_LINT) run ./...
+	cd test/capi-e2e && $(GOLANGCI_LINT) run ./...
 
 .PHONY: test-assets
 test-assets: ## Build etcd and kube-apiserver from source into the version-named cache (skipped when present).
@@ -78,11 +79,16 @@ test: generate manifests release-manifests ## Run unit, envtest and clusterctl t
 	CLUSTERCTL="$$(hack/cluster-api-binaries.sh clusterctl)/clusterctl" \
 	go test ./... -count=1 $(TEST_ARGS)
 	cd test/infra && go test ./... -count=1
+	cd test/capi-e2e && go test ./... -count=1
 
 .PHONY: test-e2e
 test-e2e: release-manifests ## Run the end-to-end tests (root): local hosting cluster, clusterctl init, workload clusters of node Pods.
 	@# test/infra/env.sh (called by the tests) builds and caches everything else.
 	go test -tags e2e ./test/e2e/... -count=1 -v -timeout 80m $(TEST_ARGS)
+
+.PHONY: test-capi-e2e
+test-capi-e2e: release-manifests $(KUSTOMIZE) ## Run Cluster API's own e2e specs (root) against the provider on the local environment (reused when it runs).
+	KUSTOMIZE=$(KUSTOMIZE) test/capi-e2e/run.sh
 
 .PHONY: quickstart
 quickstart: release-manifests ## The main job (root): hosting/management cluster, CAPI and this provider, a workload cluster of node Pods.

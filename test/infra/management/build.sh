@@ -406,7 +406,9 @@ EOF
 # clusterctl_config names every provider by a file:// URL of its final place
 # (keys: cmd/clusterctl/client/config/{providers,cert_manager}_client.go).
 # CAPK_IMAGE is the image the images/ folder holds; an environment variable of
-# the same name still overrides it.
+# the same name still overrides it. CLUSTER_TOPOLOGY turns on Cluster API's
+# ClusterClass support (its feature gate is off by default), which the topology
+# flavor and Cluster API's ClusterClass specs need.
 clusterctl_config() { # clusterctl_config <repository dir in its final place> <out>
   cat >"$2" <<EOF
 providers:
@@ -426,6 +428,7 @@ cert-manager:
   url: file://$1/cert-manager/$CM_VERSION/cert-manager.yaml
   version: $CM_VERSION
 CAPK_IMAGE: $CAPK_IMAGE
+CLUSTER_TOPOLOGY: "true"
 CLUSTERCTL_DISABLE_VERSIONCHECK: "true"
 EOF
 }
