@@ -27,11 +27,14 @@ render_flavors() {
   local flavor
   rm -rf "$out/flavors" && mkdir -p "$out/flavors"
   for flavor in "$here"/data/cluster-template*/; do
-    "${KUSTOMIZE:-kustomize}" build --load-restrictor LoadRestrictionsNone "$flavor" \
-      >"$out/flavors/$(basename "$flavor").yaml"
+    kustomize_build "$flavor" >"$out/flavors/$(basename "$flavor").yaml"
   done
-  cp "$repo"/templates/clusterclass-*.yaml "$out/flavors/"
+  kustomize_build "$here/data/clusterclass" >"$out/flavors/clusterclass-kubernetes-default.yaml"
 }
+
+# kustomize_build renders a kustomization that takes files from outside its
+# folder (the provider's templates/).
+kustomize_build() { "${KUSTOMIZE:-kustomize}" build --load-restrictor LoadRestrictionsNone "$1"; }
 
 # environment_up brings the environment up unless one runs; it prints 1 when it did.
 environment_up() {

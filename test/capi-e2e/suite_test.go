@@ -62,6 +62,7 @@ var (
 	ctx                       = ctrl.SetupSignalHandler()
 	watchesCtx, cancelWatches = context.WithCancel(ctx)
 
+	settings              map[string]string // the environment's, see readEnvironment
 	e2eConfig             *clusterctl.E2EConfig
 	clusterctlConfigPath  string
 	bootstrapClusterProxy framework.ClusterProxy
@@ -92,7 +93,8 @@ func TestE2E(t *testing.T) {
 // clusterctl repository and starts watching the controllers' logs; every
 // process then loads the same files.
 var _ = SynchronizedBeforeSuite(func() []byte {
-	settings, err := readEnvironment(environmentFile)
+	var err error
+	settings, err = readEnvironment(environmentFile)
 	Expect(err).NotTo(HaveOccurred(), "reading the environment (is test/infra/env.sh up?)")
 	settings["FLAVORS"] = filepath.Join(artifactFolder, "flavors")
 	configPath := filepath.Join(artifactFolder, "e2e-config.yaml")
@@ -111,6 +113,9 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 }, func(data []byte) {
 	parts := strings.Split(string(data), ",")
 	Expect(parts).To(HaveLen(3))
+	var err error
+	settings, err = readEnvironment(environmentFile)
+	Expect(err).NotTo(HaveOccurred())
 	clusterctlConfigPath = parts[1]
 	e2eConfig = clusterctl.LoadE2EConfig(ctx, clusterctl.LoadE2EConfigInput{ConfigPath: parts[0]})
 	bootstrapClusterProxy = newProxy(parts[2])

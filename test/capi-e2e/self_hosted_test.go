@@ -1,0 +1,136 @@
+//go:build e2e
+
+/*
+Copyright 2026 The cluster-api-provider-kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package capie2e
+
+import (
+	"encoding/base64"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	capie2e "sigs.k8s.io/cluster-api/test/e2e"
+	"sigs.k8s.io/cluster-api/test/framework"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+)
+
+// The self-hosted spec moves a cluster into itself and back. Its node Pods
+// must stay where they are while the management cluster changes, so the
+// cluster is of the remote-hosting flavor: its KubernetesCluster names the
+// hosting cluster (the environment's) by a kubeconfig Secret, which moves with
+// it. Before clusterctl init on the workload cluster, the images of Cluster
+// API, cert-manager and the provider are imported into its worker node Pods'
+// containerd, as kind load does for the docker provider: no registry is in
+// reach. The Kubernetes upgrade of the spec is skipped (SkipUpgrade): the
+// cluster upgrade spec covers it.
+var _ = Describe("When testing Cluster API working on self-hosted clusters", func() {
+	var hostingNamespace string
+	BeforeEach(func() {
+		hostingNamespace = createHostingNamespace("self-hosted-nodes-" + rand.String(6))
+		Expect(os.Setenv("CAPK_HOSTING_NAMESPACE", hostingNamespace)).To(Succeed())
+		Expect(os.Setenv("CAPK_HOSTING_KUBECONFIG_B64", base64.StdEncoding.EncodeToString(hostingKubeconfig()))).To(Succeed())
+		DeferCleanup(func() {
+			Expect(os.Unsetenv("CAPK_HOSTING_NAMESPACE")).To(Succeed())
+			Expect(os.Unsetenv("CAPK_HOSTING_KUBECONFIG_B64")).To(Succeed())
+			if !skipCleanup {
+				deleteHostingNamespace(hostingNamespace)
+			}
+		})
+	})
+
+	capie2e.SelfHostedSpec(ctx, func() capie2e.SelfHostedSpecInput {
+		return capie2e.SelfHostedSpecInput{
+			E2EConfig:             e2eConfig,
+			ClusterctlConfigPath:  clusterctlConfigPath,
+			BootstrapClusterProxy: bootstrapClusterProxy,
+			ArtifactFolder:        artifactFolder,
+			SkipCleanup:           skipCleanup,
+			Flavor:                "remote-hosting",
+			SkipUpgrade:           true,
+			PostNamespaceCreated: func(proxy framework.ClusterProxy, _ string) {
+				if proxy.GetName() != bootstrapClusterProxy.GetName() {
+					loadManagementImages(hostingNamespace)
+				}
+			},
+		}
+	})
+})
+
+// createHostingNamespace creates a namespace for node Pods on the hosting
+// cluster (the environment's) that allows privileged Pods.
+func createHostingNamespace(name string) string {
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name:   name,
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"},
+	}}
+	Expect(bootstrapClusterProxy.GetClient().Create(ctx, namespace)).To(Succeed())
+	return name
+}
+
+// deleteHostingNamespace deletes it once the cluster is gone: by then the
+// provider has deleted every node Pod in it, so nothing else is removed.
+func deleteHostingNamespace(name string) {
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	Expect(bootstrapClusterProxy.GetClient().Delete(ctx, namespace)).To(Succeed())
+}
+
+// hostingKubeconfig is the environment's kubeconfig with its credentials
+// inlined, for the cluster's hosting kubeconfig Secret.
+func hostingKubeconfig() []byte {
+	config, err := clientcmd.LoadFromFile(settings["KUBECONFIG"])
+	Expect(err).NotTo(HaveOccurred())
+	Expect(clientcmdapi.FlattenConfig(config)).To(Succeed())
+	data, err := clientcmd.Write(*config)
+	Expect(err).NotTo(HaveOccurred())
+	return data
+}
+
+// loadManagementImages imports every image of the environment's management
+// components into the containerd of each worker node Pod in the hosting
+// namespace (where the workload cluster's controllers will run).
+func loadManagementImages(hostingNamespace string) {
+	tars, err := filepath.Glob(filepath.Join(settings["MANAGEMENT_IMAGES"], "*.tar"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(tars).NotTo(BeEmpty(), "no images in %s", settings["MANAGEMENT_IMAGES"])
+	pods := &corev1.PodList{}
+	Expect(bootstrapClusterProxy.GetClient().List(ctx, pods, client.InNamespace(hostingNamespace),
+		client.MatchingLabels{infrav1.NodeRoleLabel: infrav1.NodeRoleWorker})).To(Succeed())
+	Expect(pods.Items).NotTo(BeEmpty(), "no worker node Pods in %s", hostingNamespace)
+	for _, pod := range pods.Items {
+		for _, tar := range tars {
+			By("Importing " + filepath.Base(tar) + " into node Pod " + pod.Name)
+			image, err := os.Open(tar) //nolint:gosec // the environment's own images
+			Expect(err).NotTo(HaveOccurred())
+			cmd := exec.CommandContext(ctx, settings["KUBECTL"], "--kubeconfig", settings["KUBECONFIG"],
+				"exec", "-i", "-n", hostingNamespace, pod.Name, "--", "ctr", "--namespace", "k8s.io", "images", "import", "-")
+			cmd.Stdin = image
+			out, err := cmd.CombinedOutput()
+			Expect(image.Close()).To(Succeed())
+			Expect(err).NotTo(HaveOccurred(), "importing %s: %s", tar, out)
+		}
+	}
+}
