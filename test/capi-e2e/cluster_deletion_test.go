@@ -40,6 +40,7 @@ var _ = Describe("When performing cluster deletion with ClusterClass", func() {
 			BootstrapClusterProxy:    bootstrapClusterProxy,
 			ArtifactFolder:           artifactFolder,
 			SkipCleanup:              skipCleanup,
+			PostNamespaceCreated:     expectNothingLeftBehind,
 			ControlPlaneMachineCount: ptr.To[int64](1),
 			Flavor:                   ptr.To("topology"),
 			ClusterDeletionPhases: []capie2e.ClusterDeletionPhase{

@@ -31,6 +31,7 @@ var _ = Describe("When testing MachineDeployment scale out/in", func() {
 			BootstrapClusterProxy: bootstrapClusterProxy,
 			ArtifactFolder:        artifactFolder,
 			SkipCleanup:           skipCleanup,
+			PostNamespaceCreated:  expectNothingLeftBehind,
 		}
 	})
 })
@@ -43,6 +44,7 @@ var _ = Describe("When testing MachineDeployment remediation", func() {
 			BootstrapClusterProxy: bootstrapClusterProxy,
 			ArtifactFolder:        artifactFolder,
 			SkipCleanup:           skipCleanup,
+			PostNamespaceCreated:  expectNothingLeftBehind,
 		}
 	})
 })

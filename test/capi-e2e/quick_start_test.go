@@ -33,6 +33,7 @@ var _ = Describe("When following the Cluster API quick-start", func() {
 			BootstrapClusterProxy: bootstrapClusterProxy,
 			ArtifactFolder:        artifactFolder,
 			SkipCleanup:           skipCleanup,
+			PostNamespaceCreated:  expectNothingLeftBehind,
 			PostMachinesProvisioned: func(proxy framework.ClusterProxy, namespace, clusterName string) {
 				validateClusterObjects(proxy, namespace, clusterName, false)
 			},
@@ -48,6 +49,7 @@ var _ = Describe("When following the Cluster API quick-start with ClusterClass",
 			BootstrapClusterProxy: bootstrapClusterProxy,
 			ArtifactFolder:        artifactFolder,
 			SkipCleanup:           skipCleanup,
+			PostNamespaceCreated:  expectNothingLeftBehind,
 			Flavor:                ptr.To("topology"),
 			PostMachinesProvisioned: func(proxy framework.ClusterProxy, namespace, clusterName string) {
 				validateClusterObjects(proxy, namespace, clusterName, true)

@@ -48,7 +48,10 @@ import (
 // reach. The Kubernetes upgrade of the spec is skipped (SkipUpgrade): the
 // cluster upgrade spec covers it.
 var _ = Describe("When testing Cluster API working on self-hosted clusters", func() {
-	var hostingNamespace string
+	var (
+		hostingNamespace string
+		nodePods         []corev1.Pod // before the move
+	)
 	BeforeEach(func() {
 		hostingNamespace = createHostingNamespace("self-hosted-nodes-" + rand.String(6))
 		Expect(os.Setenv("CAPK_HOSTING_NAMESPACE", hostingNamespace)).To(Succeed())
@@ -71,10 +74,20 @@ var _ = Describe("When testing Cluster API working on self-hosted clusters", fun
 			SkipCleanup:           skipCleanup,
 			Flavor:                "remote-hosting",
 			SkipUpgrade:           true,
-			PostNamespaceCreated: func(proxy framework.ClusterProxy, _ string) {
-				if proxy.GetName() != bootstrapClusterProxy.GetName() {
-					loadManagementImages(hostingNamespace)
+			// Called for the spec's namespace on the management cluster, and on
+			// the workload cluster before clusterctl init and the move.
+			PostNamespaceCreated: func(proxy framework.ClusterProxy, namespace string) {
+				if proxy.GetName() == bootstrapClusterProxy.GetName() {
+					expectNothingLeftBehind(proxy, namespace)
+					return
 				}
+				loadManagementImages(hostingNamespace)
+				nodePods = listNodePods(hostingNamespace)
+			},
+			// Called on the self-hosted cluster after the move into it.
+			PreCleanupSelfHostedCluster: func(framework.ClusterProxy) {
+				By("Checking that the move recreated or restarted no node Pod")
+				expectUntouched(nodePods, listNodePods(hostingNamespace))
 			},
 		}
 	})
@@ -110,17 +123,14 @@ func hostingKubeconfig() []byte {
 }
 
 // loadManagementImages imports every image of the environment's management
-// components into the containerd of each worker node Pod in the hosting
-// namespace (where the workload cluster's controllers will run).
+// components into the containerd of each node Pod in the hosting namespace:
+// the controllers run on the workers, and cert-manager and the providers'
+// Deployments of the environment also tolerate control-plane nodes.
 func loadManagementImages(hostingNamespace string) {
 	tars, err := filepath.Glob(filepath.Join(settings["MANAGEMENT_IMAGES"], "*.tar"))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(tars).NotTo(BeEmpty(), "no images in %s", settings["MANAGEMENT_IMAGES"])
-	pods := &corev1.PodList{}
-	Expect(bootstrapClusterProxy.GetClient().List(ctx, pods, client.InNamespace(hostingNamespace),
-		client.MatchingLabels{infrav1.NodeRoleLabel: infrav1.NodeRoleWorker})).To(Succeed())
-	Expect(pods.Items).NotTo(BeEmpty(), "no worker node Pods in %s", hostingNamespace)
-	for _, pod := range pods.Items {
+	for _, pod := range listNodePods(hostingNamespace) {
 		for _, tar := range tars {
 			By("Importing " + filepath.Base(tar) + " into node Pod " + pod.Name)
 			image, err := os.Open(tar) //nolint:gosec // the environment's own images
@@ -131,6 +141,33 @@ func loadManagementImages(hostingNamespace string) {
 			out, err := cmd.CombinedOutput()
 			Expect(image.Close()).To(Succeed())
 			Expect(err).NotTo(HaveOccurred(), "importing %s: %s", tar, out)
+		}
+	}
+}
+
+// listNodePods lists the node Pods in a hosting namespace.
+func listNodePods(hostingNamespace string) []corev1.Pod {
+	pods := &corev1.PodList{}
+	Expect(bootstrapClusterProxy.GetClient().List(ctx, pods, client.InNamespace(hostingNamespace),
+		client.MatchingLabels{infrav1.ManagedByLabel: infrav1.ManagedByValue})).To(Succeed())
+	Expect(pods.Items).NotTo(BeEmpty(), "no node Pods in %s", hostingNamespace)
+	return pods.Items
+}
+
+// expectUntouched checks that every node Pod of before is in now with the
+// same UID, running, and that none of its containers restarted.
+func expectUntouched(before, now []corev1.Pod) {
+	current := map[string]corev1.Pod{}
+	for _, pod := range now {
+		current[pod.Name] = pod
+	}
+	for _, pod := range before {
+		after, ok := current[pod.Name]
+		Expect(ok).To(BeTrue(), "node Pod %s is gone", pod.Name)
+		Expect(after.UID).To(Equal(pod.UID), "node Pod %s was recreated", pod.Name)
+		Expect(after.Status.Phase).To(Equal(corev1.PodRunning), "node Pod %s", pod.Name)
+		for _, status := range after.Status.ContainerStatuses {
+			Expect(status.RestartCount).To(BeZero(), "container %s of node Pod %s restarted", status.Name, pod.Name)
 		}
 	}
 }

@@ -36,9 +36,11 @@ import (
 )
 
 // TestWorkloadClusterLifecycle creates a cluster from the default template
-// (1 control plane, 2 workers), runs workloads across its nodes, scales it,
-// makes it the management cluster of a second cluster moved to it, and
-// deletes it; every step checks the hosting cluster too.
+// (1 control plane, 2 workers), runs workloads across its nodes, makes it the
+// management cluster of a second cluster moved to it, and deletes it; every
+// step checks the hosting cluster too. Scaling a MachineDeployment up and down
+// is Cluster API's MachineDeploymentScaleSpec (test/capi-e2e), which also
+// checks that nothing is left on the hosting cluster.
 func TestWorkloadClusterLifecycle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
 	defer cancel()
@@ -69,10 +71,6 @@ func TestWorkloadClusterLifecycle(t *testing.T) {
 	})
 	t.Run("a bootstrap that fails stops the node and is reported with its log", func(t *testing.T) {
 		expectBootstrapFailureReported(ctx, t, NewWithT(t), w)
-	})
-	t.Run("scale workers to 3 and back to 1", func(t *testing.T) {
-		scaleWorkers(ctx, t, NewWithT(t), w, 3)
-		scaleWorkers(ctx, t, NewWithT(t), w, 1)
 	})
 	t.Run("a node Pod deleted behind the provider's back is reported and remediated", func(t *testing.T) {
 		expectRemediation(ctx, t, NewWithT(t), w)
