@@ -23,7 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	capie2e "sigs.k8s.io/cluster-api/test/e2e"
+	capispecs "sigs.k8s.io/cluster-api/test/e2e"
 )
 
 // Cluster API's deletion phases for a ClusterClass cluster, with the
@@ -33,17 +33,16 @@ import (
 // rather than Cluster API's three: the phases are the same, and three etcd
 // members take 2 cores several minutes more.
 var _ = Describe("When performing cluster deletion with ClusterClass", func() {
-	capie2e.ClusterDeletionSpec(ctx, func() capie2e.ClusterDeletionSpecInput {
-		return capie2e.ClusterDeletionSpecInput{
+	capispecs.ClusterDeletionSpec(ctx, func() capispecs.ClusterDeletionSpecInput {
+		return capispecs.ClusterDeletionSpecInput{
 			E2EConfig:                e2eConfig,
 			ClusterctlConfigPath:     clusterctlConfigPath,
-			BootstrapClusterProxy:    bootstrapClusterProxy,
+			BootstrapClusterProxy:    specProxy,
 			ArtifactFolder:           artifactFolder,
 			SkipCleanup:              skipCleanup,
-			PostNamespaceCreated:     expectNothingLeftBehind,
 			ControlPlaneMachineCount: ptr.To[int64](1),
 			Flavor:                   ptr.To("topology"),
-			ClusterDeletionPhases: []capie2e.ClusterDeletionPhase{
+			ClusterDeletionPhases: []capispecs.ClusterDeletionPhase{
 				{
 					ObjectFilter: func(ref corev1.ObjectReference, owners []metav1.OwnerReference) bool {
 						if ref.Kind == "Machine" && hasOwner(owners, "MachineDeployment", "MachineSet") {

@@ -34,7 +34,7 @@ import (
 func readEnvironment(path string) (map[string]string, error) {
 	data, err := os.ReadFile(path) //nolint:gosec // a path the user gave
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the environment's settings: %w", err)
 	}
 	settings := map[string]string{}
 	for _, line := range strings.Split(string(data), "\n") {
@@ -54,12 +54,22 @@ func readEnvironment(path string) (map[string]string, error) {
 	settings["CAPK_IMAGE"] = clusterctl.CAPKImage
 	settings["CERT_MANAGER_URL"] = clusterctl.CertManager.URL
 	settings["CERT_MANAGER_VERSION"] = clusterctl.CertManager.Version
-	repository, _, ok := strings.Cut(settings["KUBERNETES_NODE_IMAGE"], ":")
-	if !ok || repository == "" {
+	repository, ok := imageRepository(settings["KUBERNETES_NODE_IMAGE"])
+	if !ok {
 		return nil, fmt.Errorf("%s: KUBERNETES_NODE_IMAGE %q has no repository:tag form", path, settings["KUBERNETES_NODE_IMAGE"])
 	}
 	settings["NODE_IMAGE_REPOSITORY"] = repository
 	return settings, nil
+}
+
+// imageRepository is an image reference without its tag: the part before the
+// last colon that follows the last slash (a registry's port is no tag).
+func imageRepository(image string) (string, bool) {
+	colon := strings.LastIndex(image, ":")
+	if colon <= 0 || colon < strings.LastIndex(image, "/") {
+		return "", false
+	}
+	return image[:colon], true
 }
 
 // clusterctlConfig is the part of the environment's clusterctl.yaml that the
@@ -75,11 +85,11 @@ type clusterctlConfig struct {
 func readClusterctlConfig(path string) (*clusterctlConfig, error) {
 	data, err := os.ReadFile(path) //nolint:gosec // the environment's own file
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the environment's clusterctl configuration: %w", err)
 	}
 	config := &clusterctlConfig{}
 	if err := yaml.Unmarshal(data, config); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("parsing %s: %w", path, err)
 	}
 	if config.CAPKImage == "" || config.CertManager.URL == "" || config.CertManager.Version == "" {
 		return nil, fmt.Errorf("%s: CAPK_IMAGE, cert-manager.url and cert-manager.version must all be set", path)
@@ -88,17 +98,17 @@ func readClusterctlConfig(path string) (*clusterctlConfig, error) {
 }
 
 // resolveConfig writes the e2e config template with every ${NAME} replaced by
-// its setting; a name without a setting is an error, so that no path of the
-// config silently points nowhere.
+// its setting; a name without a setting, or with an empty one, is an error, so
+// that no path or version of the config silently points nowhere.
 func resolveConfig(template, out string, settings map[string]string) error {
 	data, err := os.ReadFile(template) //nolint:gosec // a path the user gave
 	if err != nil {
-		return err
+		return fmt.Errorf("reading the e2e config template: %w", err)
 	}
 	var missing []string
 	resolved := os.Expand(string(data), func(name string) string {
-		value, ok := settings[name]
-		if !ok {
+		value := settings[name]
+		if value == "" {
 			missing = append(missing, name)
 		}
 		return value
@@ -108,9 +118,12 @@ func resolveConfig(template, out string, settings map[string]string) error {
 		return fmt.Errorf("%s: no setting for %s", template, strings.Join(slices.Compact(missing), ", "))
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
+		return fmt.Errorf("writing the e2e config: %w", err)
 	}
-	return os.WriteFile(out, []byte(resolved), 0o600)
+	if err := os.WriteFile(out, []byte(resolved), 0o600); err != nil {
+		return fmt.Errorf("writing the e2e config: %w", err)
+	}
+	return nil
 }
 
 // addCertManager adds the environment's cert-manager release to a clusterctl
@@ -120,15 +133,18 @@ func resolveConfig(template, out string, settings map[string]string) error {
 func addCertManager(path, url, version string) error {
 	data, err := os.ReadFile(path) //nolint:gosec // the framework's file
 	if err != nil {
-		return err
+		return fmt.Errorf("reading the suite's clusterctl configuration: %w", err)
 	}
 	config := map[string]any{}
 	if err := yaml.Unmarshal(data, &config); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("parsing %s: %w", path, err)
 	}
 	config["cert-manager"] = map[string]string{"url": url, "version": version}
 	if data, err = yaml.Marshal(config); err != nil {
-		return err
+		return fmt.Errorf("adding cert-manager to %s: %w", path, err)
 	}
-	return os.WriteFile(path, data, 0o600)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return fmt.Errorf("adding cert-manager to %s: %w", path, err)
+	}
+	return nil
 }

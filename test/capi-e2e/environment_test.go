@@ -75,7 +75,7 @@ func TestResolveConfigNamesEveryMissingSetting(t *testing.T) {
 	template := writeFile(t, "config.yaml", "a: ${A}\nb: ${B}\nc: ${C}\nb2: ${B}\n")
 	out := filepath.Join(t.TempDir(), "resolved", "config.yaml")
 
-	err := resolveConfig(template, out, map[string]string{"A": "1"})
+	err := resolveConfig(template, out, map[string]string{"A": "1", "B": ""})
 	g.Expect(err).To(MatchError(ContainSubstring("no setting for B, C")))
 	g.Expect(out).NotTo(BeAnExistingFile())
 
@@ -99,7 +99,24 @@ func TestAddCertManagerKeepsTheRest(t *testing.T) {
 	g.Expect(config["providers"]).To(HaveLen(1))
 }
 
-func TestPodOfProviderID(t *testing.T) {
+func TestImageRepositoryDropsOnlyTheTag(t *testing.T) {
+	g := NewWithT(t)
+	for image, want := range map[string]string{
+		"localhost/capk-node:v1.36.3":                 "localhost/capk-node",
+		"registry.example.com:5000/capk/node:v1.36.3": "registry.example.com:5000/capk/node",
+		"kindest/node:v1.36.3":                        "kindest/node",
+	} {
+		got, ok := imageRepository(image)
+		g.Expect(ok).To(BeTrue(), image)
+		g.Expect(got).To(Equal(want), image)
+	}
+	for _, bad := range []string{"capk-node", "registry.example.com:5000/capk-node", ":v1", ""} {
+		_, ok := imageRepository(bad)
+		g.Expect(ok).To(BeFalse(), bad)
+	}
+}
+
+func TestPodOfProviderIDRefusesOtherForms(t *testing.T) {
 	g := NewWithT(t)
 	namespace, name, err := podOfProviderID("kubernetes://tenant-a/e2e-md-0-abcde")
 	g.Expect(err).NotTo(HaveOccurred())

@@ -19,65 +19,81 @@ limitations under the License.
 package capie2e
 
 import (
+	"context"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/test/framework"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
 )
 
-// expectNothingLeftBehind is the PostNamespaceCreated of every spec: for the
-// spec's namespace on the management cluster it registers a check that runs
-// after the spec has deleted its clusters (a DeferCleanup of a BeforeEach runs
-// after the AfterEach nodes): nothing the provider made for them is left on
-// the hosting cluster. Cluster API's specs look only at the management
-// cluster's objects.
-func expectNothingLeftBehind(proxy framework.ClusterProxy, namespace string) {
-	if proxy.GetName() != bootstrapClusterProxy.GetName() || skipCleanup {
-		return
+// leftoverCheckingProxy is the management cluster's proxy as the specs get
+// it. Cluster API's specs look only at the management cluster; with this
+// proxy, when a spec deletes its namespace (after it has deleted its
+// clusters), it first checks that nothing the provider made for the
+// namespace's clusters is left on the hosting cluster. It checks before the
+// namespace goes, as node Pods of the default flavors live in that namespace
+// and its deletion would remove them anyway.
+type leftoverCheckingProxy struct {
+	framework.ClusterProxy
+	// beforeClusterDelete, when set, is a spec's own check before a Cluster is deleted.
+	beforeClusterDelete func()
+}
+
+func (p leftoverCheckingProxy) GetClient() client.Client {
+	return leftoverCheckingClient{Client: p.ClusterProxy.GetClient(), beforeClusterDelete: p.beforeClusterDelete}
+}
+
+type leftoverCheckingClient struct {
+	client.Client
+	beforeClusterDelete func()
+}
+
+func (c leftoverCheckingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	if _, ok := obj.(*clusterv1.Cluster); ok && c.beforeClusterDelete != nil {
+		c.beforeClusterDelete()
 	}
-	DeferCleanup(func() {
-		By("Checking that nothing of the namespace's clusters is left on the hosting cluster")
+	if _, ok := obj.(*corev1.Namespace); ok {
+		By("Checking that nothing of namespace " + obj.GetName() + "'s clusters is left on the hosting cluster")
 		Eventually(func(g Gomega) {
-			g.Expect(hostingObjectsOf(namespace)).To(BeEmpty())
+			g.Expect(hostingObjectsOf(c.Client, obj.GetName())).To(BeEmpty())
 		}).WithTimeout(2 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
-	})
+	}
+	return c.Client.Delete(ctx, obj, opts...)
 }
 
 // hostingObjectsOf lists, in every namespace of the hosting cluster, the
-// objects the provider labelled as made for clusters of the management
-// cluster's namespace: node Pods, bootstrap Secrets, Services, claims, budgets
-// and NetworkPolicies.
-func hostingObjectsOf(namespace string) ([]string, error) {
+// objects of every kind the provider creates there that it labelled as made
+// for clusters of the management cluster's namespace.
+func hostingObjectsOf(c client.Client, namespace string) ([]string, error) {
 	selector := client.MatchingLabels{
 		infrav1.ManagedByLabel:        infrav1.ManagedByValue,
 		infrav1.ClusterNamespaceLabel: namespace,
 	}
-	lists := map[string]client.ObjectList{
-		"Pod": &corev1.PodList{}, "Secret": &corev1.SecretList{}, "Service": &corev1.ServiceList{},
-		"PersistentVolumeClaim": &corev1.PersistentVolumeClaimList{},
-		"PodDisruptionBudget":   &policyv1.PodDisruptionBudgetList{}, "NetworkPolicy": &networkingv1.NetworkPolicyList{},
-	}
 	var found []string
-	for kind, list := range lists {
-		if err := bootstrapClusterProxy.GetClient().List(ctx, list, selector); err != nil {
-			return nil, err
-		}
-		items, err := meta.ExtractList(list)
+	for _, obj := range hosting.ManagedObjectTypes() {
+		gvk, err := apiutil.GVKForObject(obj, c.Scheme())
 		if err != nil {
 			return nil, err
 		}
-		for _, item := range items {
-			obj := item.(client.Object)
-			found = append(found, kind+" "+obj.GetNamespace()+"/"+obj.GetName())
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := c.List(ctx, list, selector); err != nil {
+			return nil, err
+		}
+		for _, item := range list.Items {
+			found = append(found, gvk.Kind+" "+item.Namespace+"/"+item.Name)
 		}
 	}
+	slices.Sort(found)
 	return found, nil
 }

@@ -27,9 +27,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 )
 
 // nodePodLogCollector is the framework's machine log collector for this
@@ -42,7 +45,7 @@ type nodePodLogCollector struct {
 
 // podOfProviderID splits kubernetes://<hosting namespace>/<pod name>.
 func podOfProviderID(providerID string) (namespace, name string, err error) {
-	rest, ok := strings.CutPrefix(providerID, "kubernetes://")
+	rest, ok := strings.CutPrefix(providerID, infrav1.ProviderIDPrefix)
 	if ok {
 		namespace, name, ok = strings.Cut(rest, "/")
 	}
@@ -63,16 +66,16 @@ func (c nodePodLogCollector) CollectMachineLog(ctx context.Context, _ client.Cli
 		return err
 	}
 	if err := os.MkdirAll(outputPath, 0o755); err != nil {
-		return err
+		return fmt.Errorf("collecting the logs of Machine %s: %w", klog.KObj(m), err)
 	}
 	pod, err := c.hosting.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return fmt.Errorf("node Pod of Machine %s: %w", m.Name, err)
+		return fmt.Errorf("getting node Pod %s/%s of Machine %s: %w", namespace, name, klog.KObj(m), err)
 	}
 	pod.ManagedFields = nil
 	data, err := yaml.Marshal(pod)
 	if err != nil {
-		return err
+		return fmt.Errorf("writing node Pod %s/%s: %w", namespace, name, err)
 	}
 	console, logErr := c.hosting.CoreV1().Pods(namespace).GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
 	return errors.Join(

@@ -20,31 +20,29 @@ package capie2e
 
 import (
 	. "github.com/onsi/ginkgo/v2"
-	capie2e "sigs.k8s.io/cluster-api/test/e2e"
+	capispecs "sigs.k8s.io/cluster-api/test/e2e"
 )
 
 var _ = Describe("When testing MachineDeployment scale out/in", func() {
-	capie2e.MachineDeploymentScaleSpec(ctx, func() capie2e.MachineDeploymentScaleSpecInput {
-		return capie2e.MachineDeploymentScaleSpecInput{
+	capispecs.MachineDeploymentScaleSpec(ctx, func() capispecs.MachineDeploymentScaleSpecInput {
+		return capispecs.MachineDeploymentScaleSpecInput{
 			E2EConfig:             e2eConfig,
 			ClusterctlConfigPath:  clusterctlConfigPath,
-			BootstrapClusterProxy: bootstrapClusterProxy,
+			BootstrapClusterProxy: specProxy,
 			ArtifactFolder:        artifactFolder,
 			SkipCleanup:           skipCleanup,
-			PostNamespaceCreated:  expectNothingLeftBehind,
 		}
 	})
 })
 
 var _ = Describe("When testing MachineDeployment remediation", func() {
-	capie2e.MachineDeploymentRemediationSpec(ctx, func() capie2e.MachineDeploymentRemediationSpecInput {
-		return capie2e.MachineDeploymentRemediationSpecInput{
+	capispecs.MachineDeploymentRemediationSpec(ctx, func() capispecs.MachineDeploymentRemediationSpecInput {
+		return capispecs.MachineDeploymentRemediationSpecInput{
 			E2EConfig:             e2eConfig,
 			ClusterctlConfigPath:  clusterctlConfigPath,
-			BootstrapClusterProxy: bootstrapClusterProxy,
+			BootstrapClusterProxy: specProxy,
 			ArtifactFolder:        artifactFolder,
 			SkipCleanup:           skipCleanup,
-			PostNamespaceCreated:  expectNothingLeftBehind,
 		}
 	})
 })

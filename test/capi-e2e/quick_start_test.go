@@ -21,19 +21,18 @@ package capie2e
 import (
 	. "github.com/onsi/ginkgo/v2"
 	"k8s.io/utils/ptr"
-	capie2e "sigs.k8s.io/cluster-api/test/e2e"
+	capispecs "sigs.k8s.io/cluster-api/test/e2e"
 	"sigs.k8s.io/cluster-api/test/framework"
 )
 
 var _ = Describe("When following the Cluster API quick-start", func() {
-	capie2e.QuickStartSpec(ctx, func() capie2e.QuickStartSpecInput {
-		return capie2e.QuickStartSpecInput{
+	capispecs.QuickStartSpec(ctx, func() capispecs.QuickStartSpecInput {
+		return capispecs.QuickStartSpecInput{
 			E2EConfig:             e2eConfig,
 			ClusterctlConfigPath:  clusterctlConfigPath,
-			BootstrapClusterProxy: bootstrapClusterProxy,
+			BootstrapClusterProxy: specProxy,
 			ArtifactFolder:        artifactFolder,
 			SkipCleanup:           skipCleanup,
-			PostNamespaceCreated:  expectNothingLeftBehind,
 			PostMachinesProvisioned: func(proxy framework.ClusterProxy, namespace, clusterName string) {
 				validateClusterObjects(proxy, namespace, clusterName, false)
 			},
@@ -42,14 +41,13 @@ var _ = Describe("When following the Cluster API quick-start", func() {
 })
 
 var _ = Describe("When following the Cluster API quick-start with ClusterClass", func() {
-	capie2e.QuickStartSpec(ctx, func() capie2e.QuickStartSpecInput {
-		return capie2e.QuickStartSpecInput{
+	capispecs.QuickStartSpec(ctx, func() capispecs.QuickStartSpecInput {
+		return capispecs.QuickStartSpecInput{
 			E2EConfig:             e2eConfig,
 			ClusterctlConfigPath:  clusterctlConfigPath,
-			BootstrapClusterProxy: bootstrapClusterProxy,
+			BootstrapClusterProxy: specProxy,
 			ArtifactFolder:        artifactFolder,
 			SkipCleanup:           skipCleanup,
-			PostNamespaceCreated:  expectNothingLeftBehind,
 			Flavor:                ptr.To("topology"),
 			PostMachinesProvisioned: func(proxy framework.ClusterProxy, namespace, clusterName string) {
 				validateClusterObjects(proxy, namespace, clusterName, true)

@@ -36,15 +36,17 @@ render_flavors() {
 # folder (the provider's templates/).
 kustomize_build() { "${KUSTOMIZE:-kustomize}" build --load-restrictor LoadRestrictionsNone "$1"; }
 
-# environment_up brings the environment up unless one runs; it prints 1 when it did.
+# environment_up brings the environment up unless one runs; when it does, it
+# takes it down again on exit (unless CAPK_E2E_KEEP=1).
 environment_up() {
   if [ -f "$state/e2e.env" ] && "$repo/test/infra/env.sh" status >/dev/null 2>&1; then
     log "reusing the running environment ($state)"
-    echo 0
     return
   fi
+  if [ "${CAPK_E2E_KEEP:-0}" != 1 ]; then
+    trap '"$repo/test/infra/env.sh" down >/dev/null 2>&1 || true' EXIT
+  fi
   "$repo/test/infra/env.sh" up >&2
-  echo 1
 }
 
 main() {
@@ -53,21 +55,17 @@ main() {
   render_flavors
   log "building the suite"
   (cd "$here" && go test -c -tags e2e -o "$out/capi-e2e.test" .)
-  local started rc=0
-  started=$(environment_up)
-  if [ "$started" = 1 ] && [ "${CAPK_E2E_KEEP:-0}" != 1 ]; then
-    trap '"$repo/test/infra/env.sh" down >/dev/null 2>&1 || true' EXIT
-  fi
+  environment_up
   local filters=()
   [ -z "${GINKGO_FOCUS:-}" ] || filters+=(--focus "$GINKGO_FOCUS")
   [ -z "${GINKGO_SKIP:-}" ] || filters+=(--skip "$GINKGO_SKIP")
   log "running the specs"
+  # --junit-report is relative to --output-dir.
   (cd "$here" && go tool ginkgo run -v --procs "${CAPI_E2E_PROCS:-1}" --timeout 80m "${filters[@]}" \
-    --junit-report "$out/junit.xml" --output-dir "$out" --keep-separate-reports=false \
+    --output-dir "$out" --junit-report junit.xml --keep-separate-reports=false \
     "$out/capi-e2e.test" -- \
     -e2e.environment "$state/e2e.env" -e2e.config "$here/config/kubernetes.yaml" \
-    -e2e.artifacts-folder "$out") || rc=$?
-  return "$rc"
+    -e2e.repository "$repo" -e2e.artifacts-folder "$out")
 }
 
 main "$@"

@@ -20,6 +20,8 @@ package capie2e
 
 import (
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,9 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	capie2e "sigs.k8s.io/cluster-api/test/e2e"
+	capispecs "sigs.k8s.io/cluster-api/test/e2e"
 	"sigs.k8s.io/cluster-api/test/framework"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,66 +42,77 @@ import (
 // must stay where they are while the management cluster changes, so the
 // cluster is of the remote-hosting flavor: its KubernetesCluster names the
 // hosting cluster (the environment's) by a kubeconfig Secret, which moves with
-// it. Before clusterctl init on the workload cluster, the images of Cluster
-// API, cert-manager and the provider are imported into its worker node Pods'
-// containerd, as kind load does for the docker provider: no registry is in
-// reach. The Kubernetes upgrade of the spec is skipped (SkipUpgrade): the
-// cluster upgrade spec covers it.
+// it; the kubeconfig has only the permissions docs/hosting-clusters.md lists.
+// Before clusterctl init on the workload cluster, the images of Cluster API,
+// cert-manager and the provider are imported into its node Pods' containerd,
+// as kind load does for the docker provider: no registry is in reach. After
+// each move the suite checks that no node Pod was recreated or restarted. The
+// Kubernetes upgrade of the spec is skipped (SkipUpgrade).
 var _ = Describe("When testing Cluster API working on self-hosted clusters", func() {
 	var (
 		hostingNamespace string
-		nodePods         []corev1.Pod // before the move
+		nodePods         []corev1.Pod // before the moves
+		moveErrs         []error      // what the checks after the moves found
 	)
 	BeforeEach(func() {
-		hostingNamespace = createHostingNamespace("self-hosted-nodes-" + rand.String(6))
-		Expect(os.Setenv("CAPK_HOSTING_NAMESPACE", hostingNamespace)).To(Succeed())
-		Expect(os.Setenv("CAPK_HOSTING_KUBECONFIG_B64", base64.StdEncoding.EncodeToString(hostingKubeconfig()))).To(Succeed())
+		hostingNamespace = "self-hosted-nodes-" + rand.String(6)
+		createHostingNamespace(hostingNamespace)
 		DeferCleanup(func() {
-			Expect(os.Unsetenv("CAPK_HOSTING_NAMESPACE")).To(Succeed())
-			Expect(os.Unsetenv("CAPK_HOSTING_KUBECONFIG_B64")).To(Succeed())
 			if !skipCleanup {
 				deleteHostingNamespace(hostingNamespace)
 			}
 		})
+		kubeconfig := restrictedHostingKubeconfig(hostingNamespace)
+		Expect(os.Setenv("CAPK_HOSTING_NAMESPACE", hostingNamespace)).To(Succeed())
+		Expect(os.Setenv("CAPK_HOSTING_KUBECONFIG_B64", base64.StdEncoding.EncodeToString(kubeconfig))).To(Succeed())
+		DeferCleanup(func() {
+			Expect(os.Unsetenv("CAPK_HOSTING_NAMESPACE")).To(Succeed())
+			Expect(os.Unsetenv("CAPK_HOSTING_KUBECONFIG_B64")).To(Succeed())
+		})
+		// The checks run inside the spec's AfterEach, where a failed assertion
+		// would skip the move back and the deletion: they record, this asserts.
+		moveErrs = nil
+		DeferCleanup(func() {
+			Expect(errors.Join(moveErrs...)).NotTo(HaveOccurred())
+		})
 	})
 
-	capie2e.SelfHostedSpec(ctx, func() capie2e.SelfHostedSpecInput {
-		return capie2e.SelfHostedSpecInput{
-			E2EConfig:             e2eConfig,
-			ClusterctlConfigPath:  clusterctlConfigPath,
-			BootstrapClusterProxy: bootstrapClusterProxy,
-			ArtifactFolder:        artifactFolder,
-			SkipCleanup:           skipCleanup,
-			Flavor:                "remote-hosting",
-			SkipUpgrade:           true,
+	checkNodePods := func(after string) {
+		By("Checking that no node Pod was recreated or restarted " + after)
+		moveErrs = append(moveErrs, untouched(nodePods, listNodePods(hostingNamespace)))
+	}
+	capispecs.SelfHostedSpec(ctx, func() capispecs.SelfHostedSpecInput {
+		return capispecs.SelfHostedSpecInput{
+			E2EConfig:            e2eConfig,
+			ClusterctlConfigPath: clusterctlConfigPath,
+			BootstrapClusterProxy: leftoverCheckingProxy{ClusterProxy: bootstrapClusterProxy,
+				beforeClusterDelete: func() { checkNodePods("by the move back") }},
+			ArtifactFolder: artifactFolder,
+			SkipCleanup:    skipCleanup,
+			Flavor:         "remote-hosting",
+			SkipUpgrade:    true,
 			// Called for the spec's namespace on the management cluster, and on
 			// the workload cluster before clusterctl init and the move.
-			PostNamespaceCreated: func(proxy framework.ClusterProxy, namespace string) {
-				if proxy.GetName() == bootstrapClusterProxy.GetName() {
-					expectNothingLeftBehind(proxy, namespace)
-					return
+			PostNamespaceCreated: func(proxy framework.ClusterProxy, _ string) {
+				if proxy.GetName() != bootstrapClusterProxy.GetName() {
+					loadManagementImages(hostingNamespace)
+					nodePods = listNodePods(hostingNamespace)
 				}
-				loadManagementImages(hostingNamespace)
-				nodePods = listNodePods(hostingNamespace)
 			},
 			// Called on the self-hosted cluster after the move into it.
-			PreCleanupSelfHostedCluster: func(framework.ClusterProxy) {
-				By("Checking that the move recreated or restarted no node Pod")
-				expectUntouched(nodePods, listNodePods(hostingNamespace))
-			},
+			PreCleanupSelfHostedCluster: func(framework.ClusterProxy) { checkNodePods("by the move into the cluster") },
 		}
 	})
 })
 
 // createHostingNamespace creates a namespace for node Pods on the hosting
 // cluster (the environment's) that allows privileged Pods.
-func createHostingNamespace(name string) string {
+func createHostingNamespace(name string) {
 	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		Name:   name,
 		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"},
 	}}
 	Expect(bootstrapClusterProxy.GetClient().Create(ctx, namespace)).To(Succeed())
-	return name
 }
 
 // deleteHostingNamespace deletes it once the cluster is gone: by then the
@@ -109,17 +120,6 @@ func createHostingNamespace(name string) string {
 func deleteHostingNamespace(name string) {
 	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	Expect(bootstrapClusterProxy.GetClient().Delete(ctx, namespace)).To(Succeed())
-}
-
-// hostingKubeconfig is the environment's kubeconfig with its credentials
-// inlined, for the cluster's hosting kubeconfig Secret.
-func hostingKubeconfig() []byte {
-	config, err := clientcmd.LoadFromFile(settings["KUBECONFIG"])
-	Expect(err).NotTo(HaveOccurred())
-	Expect(clientcmdapi.FlattenConfig(config)).To(Succeed())
-	data, err := clientcmd.Write(*config)
-	Expect(err).NotTo(HaveOccurred())
-	return data
 }
 
 // loadManagementImages imports every image of the environment's management
@@ -154,20 +154,35 @@ func listNodePods(hostingNamespace string) []corev1.Pod {
 	return pods.Items
 }
 
-// expectUntouched checks that every node Pod of before is in now with the
-// same UID, running, and that none of its containers restarted.
-func expectUntouched(before, now []corev1.Pod) {
+// untouched says how now differs from before, if it does: every node Pod of
+// before must be in now with the same UID, running, and with no more
+// container restarts than before.
+func untouched(before, now []corev1.Pod) error {
 	current := map[string]corev1.Pod{}
 	for _, pod := range now {
 		current[pod.Name] = pod
 	}
+	var errs []error
 	for _, pod := range before {
 		after, ok := current[pod.Name]
-		Expect(ok).To(BeTrue(), "node Pod %s is gone", pod.Name)
-		Expect(after.UID).To(Equal(pod.UID), "node Pod %s was recreated", pod.Name)
-		Expect(after.Status.Phase).To(Equal(corev1.PodRunning), "node Pod %s", pod.Name)
-		for _, status := range after.Status.ContainerStatuses {
-			Expect(status.RestartCount).To(BeZero(), "container %s of node Pod %s restarted", status.Name, pod.Name)
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("node Pod %s is gone", pod.Name))
+		case after.UID != pod.UID:
+			errs = append(errs, fmt.Errorf("node Pod %s was recreated", pod.Name))
+		case after.Status.Phase != corev1.PodRunning:
+			errs = append(errs, fmt.Errorf("node Pod %s is %s", pod.Name, after.Status.Phase))
+		case restarts(after) != restarts(pod):
+			errs = append(errs, fmt.Errorf("node Pod %s restarted %d times", pod.Name, restarts(after)-restarts(pod)))
 		}
 	}
+	return errors.Join(errs...)
+}
+
+func restarts(pod corev1.Pod) int32 {
+	var n int32
+	for _, status := range pod.Status.ContainerStatuses {
+		n += status.RestartCount
+	}
+	return n
 }

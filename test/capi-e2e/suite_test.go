@@ -31,6 +31,7 @@ package capie2e
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,8 @@ var (
 	environmentFile string
 	// configTemplate is the e2e config with ${...} placeholders for the environment's paths.
 	configTemplate string
+	// repositoryRoot is the provider's repository (for its docs).
+	repositoryRoot string
 	// artifactFolder receives the resolved config, the clusterctl repository, logs and dumps.
 	artifactFolder string
 	skipCleanup    bool
@@ -66,11 +69,14 @@ var (
 	e2eConfig             *clusterctl.E2EConfig
 	clusterctlConfigPath  string
 	bootstrapClusterProxy framework.ClusterProxy
+	// specProxy is the management cluster's proxy as the specs get it (see leftoverCheckingProxy).
+	specProxy framework.ClusterProxy
 )
 
 func init() {
 	flag.StringVar(&environmentFile, "e2e.environment", "/var/lib/capk-hosting/e2e.env", "the settings test/infra/env.sh up wrote")
 	flag.StringVar(&configTemplate, "e2e.config", "config/kubernetes.yaml", "the e2e config template")
+	flag.StringVar(&repositoryRoot, "e2e.repository", "../..", "the provider's repository")
 	flag.StringVar(&artifactFolder, "e2e.artifacts-folder", "../../out/capi-e2e", "where the config, the clusterctl repository, logs and dumps go")
 	flag.BoolVar(&skipCleanup, "e2e.skip-resource-cleanup", false, "keep the clusters the specs create")
 }
@@ -83,9 +89,10 @@ func TestE2E(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(os.MkdirAll(artifactFolder, 0o755)).To(Succeed())
 	RegisterFailHandler(Fail)
-	w, err := ginkgoextensions.EnableFileLogging(filepath.Join(artifactFolder, "ginkgo-log.txt"))
+	logFile, err := ginkgoextensions.EnableFileLogging(filepath.Join(artifactFolder,
+		fmt.Sprintf("ginkgo-log-%d.txt", GinkgoParallelProcess())))
 	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { g.Expect(w.Close()).To(Succeed()) }()
+	defer func() { g.Expect(logFile.Close()).To(Succeed()) }()
 	RunSpecs(t, "capk-capi-e2e")
 }
 
@@ -103,6 +110,7 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 	clusterctlConfigPath = createRepository(e2eConfig, filepath.Join(artifactFolder, "repository"), settings)
 
 	bootstrapClusterProxy = newProxy(settings["KUBECONFIG"])
+	specProxy = leftoverCheckingProxy{ClusterProxy: bootstrapClusterProxy}
 	clusterctl.InitManagementClusterAndWatchControllerLogs(watchesCtx, clusterctl.InitManagementClusterAndWatchControllerLogsInput{
 		ClusterProxy:            bootstrapClusterProxy,
 		ClusterctlConfigPath:    clusterctlConfigPath,
@@ -118,7 +126,10 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 	Expect(err).NotTo(HaveOccurred())
 	clusterctlConfigPath = parts[1]
 	e2eConfig = clusterctl.LoadE2EConfig(ctx, clusterctl.LoadE2EConfigInput{ConfigPath: parts[0]})
-	bootstrapClusterProxy = newProxy(parts[2])
+	if bootstrapClusterProxy == nil { // the first process keeps the proxy its log watchers use
+		bootstrapClusterProxy = newProxy(parts[2])
+		specProxy = leftoverCheckingProxy{ClusterProxy: bootstrapClusterProxy}
+	}
 })
 
 var _ = SynchronizedAfterSuite(func() {}, func() {

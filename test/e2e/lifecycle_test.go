@@ -134,9 +134,9 @@ func deleteCluster(ctx context.Context, t *testing.T, g Gomega, w *workloadClust
 	t.Logf("cluster deleted in %s", time.Since(start).Round(time.Second))
 }
 
-// expectRemediation deletes the only worker's node Pod on the hosting
-// cluster: the provider reports the loss on the KubernetesMachine and does not
-// recreate the Pod; the template's MachineHealthCheck replaces the Machine with a new one
+// expectRemediation deletes a worker's node Pod on the hosting cluster: the
+// provider reports the loss on the KubernetesMachine and does not recreate the
+// Pod; the template's MachineHealthCheck replaces the Machine with a new one
 // whose node becomes Ready.
 func expectRemediation(ctx context.Context, t *testing.T, g Gomega, w *workloadCluster) {
 	start := time.Now()
@@ -159,7 +159,7 @@ func expectRemediation(ctx context.Context, t *testing.T, g Gomega, w *workloadC
 	g.Expect(w.management.Patch(ctx, mhc, patch)).To(Succeed())
 
 	workers := w.machines(ctx, g, client.HasLabels{clusterv1.MachineDeploymentNameLabel})
-	g.Expect(workers).To(HaveLen(1))
+	g.Expect(workers).NotTo(BeEmpty())
 	victim := workers[0]
 	pod := &corev1.Pod{}
 	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.hostingNamespace,
@@ -179,14 +179,17 @@ func expectRemediation(ctx context.Context, t *testing.T, g Gomega, w *workloadC
 		g.Expect(c.Reason).To(Equal(infrav1.KubernetesMachinePodLostReason))
 	}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 
+	machines := len(workers) + 1 // and the control plane
 	g.Eventually(func(g Gomega) {
-		workers := w.machines(ctx, g, client.HasLabels{clusterv1.MachineDeploymentNameLabel})
-		g.Expect(workers).To(HaveLen(1))
-		g.Expect(workers[0].Name).NotTo(Equal(victim.Name), "the unhealthy Machine is replaced")
-		w.expectNodesReady(ctx, g, 2)
+		now := w.machines(ctx, g, client.HasLabels{clusterv1.MachineDeploymentNameLabel})
+		g.Expect(now).To(HaveLen(len(workers)))
+		for _, m := range now {
+			g.Expect(m.Name).NotTo(Equal(victim.Name), "the unhealthy Machine is replaced")
+		}
+		w.expectNodesReady(ctx, g, machines)
 		pods, secrets := w.hostingObjects(ctx, g)
-		g.Expect(pods).To(Equal(2))
-		g.Expect(secrets).To(Equal(2))
+		g.Expect(pods).To(Equal(machines), "node Pods on the hosting cluster")
+		g.Expect(secrets).To(Equal(machines), "bootstrap Secrets on the hosting cluster")
 	}).WithTimeout(10 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 	t.Logf("Machine %s remediated in %s", victim.Name, time.Since(start).Round(time.Second))
 }
