@@ -41,6 +41,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/cluster-api/test/framework"
@@ -145,6 +146,8 @@ var _ = SynchronizedAfterSuite(func() {}, func() {
 func newProxy(kubeconfig string) framework.ClusterProxy {
 	scheme := runtime.NewScheme()
 	framework.TryAddDefaultSchemes(scheme)
+	// Every kind the provider creates on hosting clusters (budgets, NetworkPolicies too).
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
 	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 	hosting, err := kubernetes.NewForConfig(config)
