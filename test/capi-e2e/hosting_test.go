@@ -20,20 +20,17 @@ package capie2e
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/test/framework"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
-	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
 )
 
 // leftoverCheckingProxy is the management cluster's proxy as the specs get
@@ -71,29 +68,12 @@ func (c leftoverCheckingClient) Delete(ctx context.Context, obj client.Object, o
 	return c.Client.Delete(ctx, obj, opts...)
 }
 
-// hostingObjectsOf lists, in every namespace of the hosting cluster, the
+// hostingObjectsOf describes, in every namespace of the hosting cluster, the
 // objects of every kind the provider creates there that it labelled as made
 // for clusters of the management cluster's namespace.
-func hostingObjectsOf(c client.Client, namespace string) ([]string, error) {
-	selector := client.MatchingLabels{
+func hostingObjectsOf(c client.Client, namespace string) (string, error) {
+	return envtest.LeftoversMatching(ctx, c, client.MatchingLabels{
 		infrav1.ManagedByLabel:        infrav1.ManagedByValue,
 		infrav1.ClusterNamespaceLabel: namespace,
-	}
-	var found []string
-	for _, obj := range hosting.ManagedObjectTypes() {
-		gvk, err := apiutil.GVKForObject(obj, c.Scheme())
-		if err != nil {
-			return nil, err
-		}
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := c.List(ctx, list, selector); err != nil {
-			return nil, err
-		}
-		for _, item := range list.Items {
-			found = append(found, gvk.Kind+" "+item.Namespace+"/"+item.Name)
-		}
-	}
-	slices.Sort(found)
-	return found, nil
+	})
 }

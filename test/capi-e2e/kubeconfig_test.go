@@ -19,21 +19,17 @@ limitations under the License.
 package capie2e
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
+
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
 )
 
 // restrictedHostingKubeconfig applies the RBAC example of
@@ -46,7 +42,10 @@ func restrictedHostingKubeconfig(hostingNamespace string) []byte {
 	c := bootstrapClusterProxy.GetClient()
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: hostingNamespace, Name: "capk"}}
 	Expect(c.Create(ctx, sa)).To(Succeed())
-	for _, obj := range documentedHostingRBAC(hostingNamespace) {
+	rbac, err := envtest.DocumentedHostingRBAC(hostingNamespace)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(rbac).To(HaveLen(4), "the RBAC example of docs/hosting-clusters.md")
+	for _, obj := range rbac {
 		Expect(c.Create(ctx, obj)).To(Succeed())
 		if obj.GetNamespace() == "" { // the namespaced ones go with the namespace
 			DeferCleanup(func() { Expect(client.IgnoreNotFound(c.Delete(ctx, obj))).To(Succeed()) })
@@ -70,28 +69,4 @@ func restrictedHostingKubeconfig(hostingNamespace string) []byte {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	return data
-}
-
-// documentedHostingRBAC decodes the first YAML block after the heading
-// "Permissions the kubeconfig needs" of docs/hosting-clusters.md, for a
-// ServiceAccount in hostingNamespace and with cluster-scoped names of its own.
-func documentedHostingRBAC(hostingNamespace string) []client.Object {
-	doc, err := os.ReadFile(filepath.Join(repositoryRoot, "docs", "hosting-clusters.md"))
-	Expect(err).NotTo(HaveOccurred())
-	_, section, found := strings.Cut(string(doc), "### Permissions the kubeconfig needs")
-	Expect(found).To(BeTrue(), "docs/hosting-clusters.md lost its permissions section")
-	_, block, found := strings.Cut(section, "```yaml\n")
-	Expect(found).To(BeTrue(), "no YAML block in the permissions section of docs/hosting-clusters.md")
-	block, _, found = strings.Cut(block, "```")
-	Expect(found).To(BeTrue())
-	block = strings.ReplaceAll(block, "workload-nodes", hostingNamespace)
-	block = strings.ReplaceAll(block, "name: capk-hosting-read", "name: capk-hosting-read-"+hostingNamespace)
-	var objects []client.Object
-	for _, document := range strings.Split(block, "\n---\n") {
-		obj := &unstructured.Unstructured{}
-		Expect(yaml.Unmarshal([]byte(document), &obj.Object)).To(Succeed())
-		objects = append(objects, obj)
-	}
-	Expect(objects).To(HaveLen(4), "the RBAC example of docs/hosting-clusters.md")
-	return objects
 }

@@ -65,7 +65,7 @@ main() {
     --output-dir "$out" --junit-report junit.xml --keep-separate-reports=false \
     "$out/capi-e2e.test" -- \
     -e2e.environment "$state/e2e.env" -e2e.config "$here/config/kubernetes.yaml" \
-    -e2e.repository "$repo" -e2e.artifacts-folder "$out")
+    -e2e.artifacts-folder "$out")
 }
 
 main "$@"

@@ -55,8 +55,6 @@ var (
 	environmentFile string
 	// configTemplate is the e2e config with ${...} placeholders for the environment's paths.
 	configTemplate string
-	// repositoryRoot is the provider's repository (for its docs).
-	repositoryRoot string
 	// artifactFolder receives the resolved config, the clusterctl repository, logs and dumps.
 	artifactFolder string
 	skipCleanup    bool
@@ -77,7 +75,6 @@ var (
 func init() {
 	flag.StringVar(&environmentFile, "e2e.environment", "/var/lib/capk-hosting/e2e.env", "the settings test/infra/env.sh up wrote")
 	flag.StringVar(&configTemplate, "e2e.config", "config/kubernetes.yaml", "the e2e config template")
-	flag.StringVar(&repositoryRoot, "e2e.repository", "../..", "the provider's repository")
 	flag.StringVar(&artifactFolder, "e2e.artifacts-folder", "../../out/capi-e2e", "where the config, the clusterctl repository, logs and dumps go")
 	flag.BoolVar(&skipCleanup, "e2e.skip-resource-cleanup", false, "keep the clusters the specs create")
 }

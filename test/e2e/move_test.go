@@ -23,7 +23,6 @@ import (
 	"encoding/base64"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -68,7 +67,7 @@ func startMovedCluster(ctx context.Context, t *testing.T, g Gomega) *workloadClu
 func restrictedHostingKubeconfig(ctx context.Context, t *testing.T, g Gomega, hostingNamespace string) []byte {
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: hostingNamespace, Name: "capk"}}
 	g.Expect(env.client.Create(ctx, sa)).To(Succeed())
-	rbac, err := envtest.DecodeObjects([]byte(documentedHostingRBAC(g, hostingNamespace)))
+	rbac, err := envtest.DocumentedHostingRBAC(hostingNamespace)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(rbac).To(HaveLen(4), "the RBAC example of docs/hosting-clusters.md")
 	createAll(ctx, g, env.client, rbac)
@@ -95,22 +94,6 @@ func restrictedHostingKubeconfig(ctx context.Context, t *testing.T, g Gomega, ho
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	return data
-}
-
-// documentedHostingRBAC returns the first YAML block after the heading
-// "Permissions the kubeconfig needs" of docs/hosting-clusters.md, for a
-// ServiceAccount in hostingNamespace and with cluster-scoped names of its own.
-func documentedHostingRBAC(g Gomega, hostingNamespace string) string {
-	doc, err := os.ReadFile(filepath.Join(envtest.RepositoryRoot(), "docs", "hosting-clusters.md"))
-	g.Expect(err).NotTo(HaveOccurred())
-	_, section, found := strings.Cut(string(doc), "### Permissions the kubeconfig needs")
-	g.Expect(found).To(BeTrue(), "docs/hosting-clusters.md lost its permissions section")
-	_, block, found := strings.Cut(section, "```yaml\n")
-	g.Expect(found).To(BeTrue())
-	block, _, found = strings.Cut(block, "```")
-	g.Expect(found).To(BeTrue())
-	block = strings.ReplaceAll(block, "workload-nodes", hostingNamespace)
-	return strings.ReplaceAll(block, "name: capk-hosting-read", "name: capk-hosting-read-"+hostingNamespace)
 }
 
 // expectMove turns target (a workload cluster of the first management

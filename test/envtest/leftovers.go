@@ -39,11 +39,18 @@ func HostingObjectLists() []client.ObjectList {
 }
 
 // Leftovers describes the provider's objects in a hosting namespace, one line
-// per kind that has any; "" when there are none.
+// per object; "" when there are none.
 func Leftovers(ctx context.Context, c client.Reader, namespace string) (string, error) {
+	return LeftoversMatching(ctx, c, client.InNamespace(namespace),
+		client.MatchingLabels{infrav1.ManagedByLabel: infrav1.ManagedByValue})
+}
+
+// LeftoversMatching describes the objects of every hosting kind that the list
+// options select, one line per object; "" when there are none.
+func LeftoversMatching(ctx context.Context, c client.Reader, opts ...client.ListOption) (string, error) {
 	var found string
 	for _, list := range HostingObjectLists() {
-		if err := c.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{infrav1.ManagedByLabel: infrav1.ManagedByValue}); err != nil {
+		if err := c.List(ctx, list, opts...); err != nil {
 			return "", fmt.Errorf("listing %T: %w", list, err)
 		}
 		items, err := apimeta.ExtractList(list)
@@ -52,7 +59,7 @@ func Leftovers(ctx context.Context, c client.Reader, namespace string) (string, 
 		}
 		for _, item := range items {
 			if obj, ok := item.(client.Object); ok {
-				found += fmt.Sprintf("%T %s\n", obj, obj.GetName())
+				found += fmt.Sprintf("%T %s/%s\n", obj, obj.GetNamespace(), obj.GetName())
 			}
 		}
 	}
