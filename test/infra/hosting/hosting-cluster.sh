@@ -47,7 +47,7 @@ outside_paths=(/var/lib/cni /var/log/containers /var/log/pods /var/lib/kubelet /
 # Kernel settings the kubelet (setupKernelTunables) and `up` change; `down` restores them.
 sysctls=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops kernel/keys/root_maxkeys
   kernel/keys/root_maxbytes net/bridge/bridge-nf-call-iptables net/bridge/bridge-nf-call-ip6tables
-  net/ipv4/ip_local_reserved_ports)
+  net/ipv4/ip_local_reserved_ports fs/inotify/max_user_instances fs/inotify/max_user_watches)
 
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -238,6 +238,20 @@ network() {
   # Pod-to-Service traffic between Pods on one bridge must pass iptables.
   echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables
   echo 1 >/proc/sys/net/bridge/bridge-nf-call-ip6tables
+}
+
+# inotify_limits raises the inotify limits, which are per user and so shared
+# by every node Pod (all root): each one's systemd, containerd and kubelet hold
+# inotify instances, and at the default 128 instances the ninth node Pod's
+# containerd starts without its CRI service. The values are those kind's
+# known issues give for many nodes on one host.
+inotify_limits() {
+  raise fs/inotify/max_user_instances 8192
+  raise fs/inotify/max_user_watches 524288
+}
+
+raise() { # raise <sysctl> <minimum>
+  [ "$(cat "/proc/sys/$1")" -ge "$2" ] || echo "$2" >"/proc/sys/$1"
 }
 
 # reserve_ports makes sure our fixed ports are free, then keeps the kernel from
@@ -544,6 +558,27 @@ netpol_divert() {
   iptables -w -t mangle -I POSTROUTING 1 -j "$c"
 }
 
+# publish_cluster_info writes kube-public/cluster-info as kubeadm does on the
+# clusters users host on: a kubeconfig with the API server's address and CA
+# and no credentials. Cluster API's KCP remediation spec reads it to tell node
+# Pods where the management cluster is. Unlike kubeadm, no Role lets
+# anonymous users read it: nothing here joins by bootstrap token.
+publish_cluster_info() {
+  local ca
+  ca=$(base64 -w0 "$S/pki/ca.crt")
+  kubectl_ create configmap cluster-info --namespace kube-public --dry-run=client -o yaml \
+    --from-literal=kubeconfig="apiVersion: v1
+kind: Config
+clusters:
+- name: \"\"
+  cluster:
+    server: https://$NODE_IP:$API_PORT
+    certificate-authority-data: $ca
+contexts: []
+users: []
+" | kubectl_ apply -f - >/dev/null
+}
+
 node_ready() {
   [ "$(kubectl_ get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
@@ -571,6 +606,7 @@ up() {
   snapshot
   reserve_ports
   network
+  inotify_limits
   cgroups
   pki
   bring_up
@@ -589,6 +625,7 @@ bring_up() {
   # These two exit if RBAC's bootstrap policy is not there yet; /readyz
   # includes that post-start hook.
   wait_for "the API server" kubectl_ get --raw /readyz
+  publish_cluster_info
   start_controller_manager
   start_scheduler
   start_netpol

@@ -408,7 +408,8 @@ EOF
 # CAPK_IMAGE is the image the images/ folder holds; an environment variable of
 # the same name still overrides it. CLUSTER_TOPOLOGY turns on Cluster API's
 # ClusterClass support (its feature gate is off by default), which the topology
-# flavor and Cluster API's ClusterClass specs need.
+# flavor and Cluster API's ClusterClass specs need; EXP_MACHINE_TAINT_PROPAGATION
+# lets Machines carry taints for their Nodes (KCPAndMachineDeploymentRolloutSpec).
 clusterctl_config() { # clusterctl_config <repository dir in its final place> <out>
   cat >"$2" <<EOF
 providers:
@@ -429,6 +430,7 @@ cert-manager:
   version: $CM_VERSION
 CAPK_IMAGE: $CAPK_IMAGE
 CLUSTER_TOPOLOGY: "true"
+EXP_MACHINE_TAINT_PROPAGATION: "true"
 CLUSTERCTL_DISABLE_VERSIONCHECK: "true"
 EOF
 }

@@ -15,6 +15,9 @@
 #   CAPK_DEBIAN_MIRROR  Debian mirror for debootstrap [http://deb.debian.org/debian]
 #   CAPK_KUBE_WRAPPER   Kubernetes release, a wrapper module under hack/tools/ [kubernetes];
 #                       kubernetes-previous is the minor before, for the upgrade test
+#   CAPK_NODE_PAUSE_IMAGES  more references the pause image is preloaded as, besides
+#                       kubeadm's [registry.k8s.io/pause:3.10.1: Cluster API v1.14's e2e
+#                       framework runs its drain workloads with it; there is no registry]
 #
 # Everything is cached: the rootfs by a hash of its package list and of this
 # script, the image by a hash of its inputs. A warm call only hashes.
@@ -45,6 +48,7 @@ binaries() {
   KUBE_VERSION=$("$BIN/kubeadm" version -o short)
   IMAGE=${CAPK_NODE_IMAGE:-localhost/capk-node:$KUBE_VERSION}
   PODNET_IMAGE=$(sed -n 's/^ *image: *//p' "$here/../podnet/podnet.yaml")
+  PAUSE_IMAGES=${CAPK_NODE_PAUSE_IMAGES-registry.k8s.io/pause:3.10.1}
 }
 
 # kubeadm_images sets IMAGES to what `kubeadm init` of this release pulls.
@@ -121,7 +125,15 @@ component_images() {
   debian_image "$PODNET_IMAGE" "$TOOLS/podnet" "$dir/podnet.tar"
   "$TOOLS/oci-image" -ref "$(image_for coredns)" -out "$dir/coredns.tar" -file "$COREDNS_BIN:/coredns:0755" \
     -entrypoint '["/coredns"]'
-  "$TOOLS/oci-image" -ref "$(image_for pause)" -out "$dir/pause.tar" -file "$TOOLS/pause:/pause:0755" \
+  pause_image "$(image_for pause)" "$dir/pause.tar"
+  local ref
+  for ref in $PAUSE_IMAGES; do
+    [ "$ref" = "$(image_for pause)" ] || pause_image "$ref" "$dir/pause-${ref##*:}.tar"
+  done
+}
+
+pause_image() { # pause_image <ref> <out>
+  "$TOOLS/oci-image" -ref "$1" -out "$2" -file "$TOOLS/pause:/pause:0755" \
     -entrypoint '["/pause"]' -user 65535:65535
 }
 
@@ -172,7 +184,7 @@ main() {
   rootfs # built by now: only sets ROOTFS and BASE_TAR
   local key out
   key=$({ cat "${BASH_SOURCE[0]}"; (cd "$here/rootfs" && find . -type f -print0 | sort -z | xargs -0 sha256sum);
-    echo "$IMAGE $PODNET_IMAGE $BASE_TAR ${IMAGES[*]} $TOOLS"; sha256sum "$BIN"/* "$COREDNS_BIN"; } | hash_of)
+    echo "$IMAGE $PODNET_IMAGE $BASE_TAR ${IMAGES[*]} $PAUSE_IMAGES $TOOLS"; sha256sum "$BIN"/* "$COREDNS_BIN"; } | hash_of)
   out=$cache/node-image-$KUBE_VERSION-$key.tar
   if [ ! -f "$out" ]; then
     WORK=$(mktemp -d "$cache/.node-image.XXXXXX")
