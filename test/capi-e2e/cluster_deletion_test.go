@@ -32,7 +32,7 @@ import (
 // budgets and NetworkPolicy on the hosting cluster). One control-plane machine
 // rather than Cluster API's three: the phases are the same, and three etcd
 // members take 2 cores several minutes more.
-var _ = Describe("When performing cluster deletion with ClusterClass", func() {
+var _ = Describe("When performing cluster deletion with ClusterClass", minutes(3), func() {
 	capispecs.ClusterDeletionSpec(ctx, func() capispecs.ClusterDeletionSpecInput {
 		return capispecs.ClusterDeletionSpecInput{
 			E2EConfig:                e2eConfig,

@@ -23,7 +23,7 @@ import (
 	capispecs "sigs.k8s.io/cluster-api/test/e2e"
 )
 
-var _ = Describe("When testing MachineDeployment scale out/in", func() {
+var _ = Describe("When testing MachineDeployment scale out/in", minutes(3), func() {
 	capispecs.MachineDeploymentScaleSpec(ctx, func() capispecs.MachineDeploymentScaleSpecInput {
 		return capispecs.MachineDeploymentScaleSpecInput{
 			E2EConfig:             e2eConfig,
@@ -35,7 +35,7 @@ var _ = Describe("When testing MachineDeployment scale out/in", func() {
 	})
 })
 
-var _ = Describe("When testing MachineDeployment remediation", func() {
+var _ = Describe("When testing MachineDeployment remediation", minutes(4), func() {
 	capispecs.MachineDeploymentRemediationSpec(ctx, func() capispecs.MachineDeploymentRemediationSpecInput {
 		return capispecs.MachineDeploymentRemediationSpecInput{
 			E2EConfig:             e2eConfig,

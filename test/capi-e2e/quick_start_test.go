@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/cluster-api/test/framework"
 )
 
-var _ = Describe("When following the Cluster API quick-start", func() {
+var _ = Describe("When following the Cluster API quick-start", minutes(5), func() {
 	capispecs.QuickStartSpec(ctx, func() capispecs.QuickStartSpecInput {
 		return capispecs.QuickStartSpecInput{
 			E2EConfig:             e2eConfig,
@@ -40,7 +40,7 @@ var _ = Describe("When following the Cluster API quick-start", func() {
 	})
 })
 
-var _ = Describe("When following the Cluster API quick-start with ClusterClass", func() {
+var _ = Describe("When following the Cluster API quick-start with ClusterClass", minutes(6), func() {
 	capispecs.QuickStartSpec(ctx, func() capispecs.QuickStartSpecInput {
 		return capispecs.QuickStartSpecInput{
 			E2EConfig:             e2eConfig,

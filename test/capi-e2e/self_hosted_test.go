@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -36,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
 )
 
 // The self-hosted spec moves a cluster into itself and back. Its node Pods
@@ -48,27 +50,14 @@ import (
 // as kind load does for the docker provider: no registry is in reach. After
 // each move the suite checks that no node Pod was recreated or restarted. The
 // Kubernetes upgrade of the spec is skipped (SkipUpgrade).
-var _ = Describe("When testing Cluster API working on self-hosted clusters", func() {
+var _ = Describe("When testing Cluster API working on self-hosted clusters", minutes(8), func() {
 	var (
 		hostingNamespace string
 		nodePods         []corev1.Pod // before the moves
 		moveErrs         []error      // what the checks after the moves found
 	)
 	BeforeEach(func() {
-		hostingNamespace = "self-hosted-nodes-" + rand.String(6)
-		createHostingNamespace(hostingNamespace)
-		DeferCleanup(func() {
-			if !skipCleanup {
-				deleteHostingNamespace(hostingNamespace)
-			}
-		})
-		kubeconfig := restrictedHostingKubeconfig(hostingNamespace)
-		Expect(os.Setenv("CAPK_HOSTING_NAMESPACE", hostingNamespace)).To(Succeed())
-		Expect(os.Setenv("CAPK_HOSTING_KUBECONFIG_B64", base64.StdEncoding.EncodeToString(kubeconfig))).To(Succeed())
-		DeferCleanup(func() {
-			Expect(os.Unsetenv("CAPK_HOSTING_NAMESPACE")).To(Succeed())
-			Expect(os.Unsetenv("CAPK_HOSTING_KUBECONFIG_B64")).To(Succeed())
-		})
+		hostingNamespace = useHostingNamespace("self-hosted-nodes-")
 		// The checks run inside the spec's AfterEach, where a failed assertion
 		// would skip the move back and the deletion: they record, this asserts.
 		moveErrs = nil
@@ -105,6 +94,29 @@ var _ = Describe("When testing Cluster API working on self-hosted clusters", fun
 	})
 })
 
+// useHostingNamespace makes a hosting namespace for a spec's remote-hosting
+// clusters and a kubeconfig for it with the documented permissions, and hands
+// both to the flavors (CAPK_HOSTING_NAMESPACE, CAPK_HOSTING_KUBECONFIG_B64)
+// until the spec ends; then it deletes the namespace. It returns the
+// namespace's name, prefix and a random suffix.
+func useHostingNamespace(prefix string) string {
+	name := prefix + rand.String(6)
+	createHostingNamespace(name)
+	DeferCleanup(func() {
+		if !skipCleanup {
+			deleteHostingNamespace(name)
+		}
+	})
+	kubeconfig := restrictedHostingKubeconfig(name)
+	Expect(os.Setenv("CAPK_HOSTING_NAMESPACE", name)).To(Succeed())
+	Expect(os.Setenv("CAPK_HOSTING_KUBECONFIG_B64", base64.StdEncoding.EncodeToString(kubeconfig))).To(Succeed())
+	DeferCleanup(func() {
+		Expect(os.Unsetenv("CAPK_HOSTING_NAMESPACE")).To(Succeed())
+		Expect(os.Unsetenv("CAPK_HOSTING_KUBECONFIG_B64")).To(Succeed())
+	})
+	return name
+}
+
 // createHostingNamespace creates a namespace for node Pods on the hosting
 // cluster (the environment's) that allows privileged Pods.
 func createHostingNamespace(name string) {
@@ -115,9 +127,15 @@ func createHostingNamespace(name string) {
 	Expect(bootstrapClusterProxy.GetClient().Create(ctx, namespace)).To(Succeed())
 }
 
-// deleteHostingNamespace deletes it once the cluster is gone: by then the
-// provider has deleted every node Pod in it, so nothing else is removed.
+// deleteHostingNamespace deletes it once its clusters are gone, after
+// checking that the provider deleted everything it made in it: the namespace's
+// deletion would remove those objects anyway.
 func deleteHostingNamespace(name string) {
+	By("Checking that nothing the provider made is left in hosting namespace " + name)
+	Eventually(func(g Gomega) {
+		g.Expect(envtest.LeftoversMatching(ctx, bootstrapClusterProxy.GetClient(), client.InNamespace(name),
+			client.MatchingLabels{infrav1.ManagedByLabel: infrav1.ManagedByValue})).To(BeEmpty())
+	}).WithTimeout(2 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	Expect(bootstrapClusterProxy.GetClient().Delete(ctx, namespace)).To(Succeed())
 }

@@ -39,6 +39,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -140,11 +141,19 @@ var _ = SynchronizedAfterSuite(func() {}, func() {
 // newProxy is the framework's proxy for the management cluster, collecting
 // machine logs from the node Pods (the management cluster hosts them all,
 // also those of the remote-hosting flavor).
+// minutes is a spec's priority: about how many minutes it takes on the CI
+// machine with two specs side by side (docs/cluster-api-specs.md). Ginkgo
+// starts higher priorities first, so the longest specs start first and the
+// processes finish close together.
+func minutes(m int) SpecPriority { return SpecPriority(m) }
+
 func newProxy(kubeconfig string) framework.ClusterProxy {
 	scheme := runtime.NewScheme()
 	framework.TryAddDefaultSchemes(scheme)
 	// Every kind the provider creates on hosting clusters (budgets, NetworkPolicies too).
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	// The provider's CRDs, whose storage the clusterctl upgrade spec checks.
+	Expect(apiextensionsv1.AddToScheme(scheme)).To(Succeed())
 	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 	hosting, err := kubernetes.NewForConfig(config)
