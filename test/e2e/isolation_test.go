@@ -27,8 +27,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -107,26 +105,6 @@ func state(open bool) string {
 		return "connected"
 	}
 	return "refused (no answer in 5s)"
-}
-
-// allowAPIServerClients lets the node Pods of manager (a workload cluster
-// that becomes w's management cluster) reach w's API server, as
-// docs/hosting-clusters.md says to before such a move.
-func allowAPIServerClients(ctx context.Context, g Gomega, w, manager *workloadCluster) {
-	kc := &infrav1.KubernetesCluster{}
-	g.Expect(w.management.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, kc)).To(Succeed())
-	patch := client.MergeFrom(kc.DeepCopy())
-	kc.Spec.NetworkIsolation.APIServerClients = append(kc.Spec.NetworkIsolation.APIServerClients, networkingv1.NetworkPolicyPeer{
-		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: manager.hostingNamespace}},
-		PodSelector:       &metav1.LabelSelector{MatchLabels: nodepod.ClusterLabels(manager.namespace, manager.name)},
-	})
-	g.Expect(w.management.Patch(ctx, kc, patch)).To(Succeed())
-	g.Eventually(func(g Gomega) {
-		policy := &networkingv1.NetworkPolicy{}
-		g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.hostingNamespace, Name: nodepod.NetworkPolicyName(w.name)}, policy)).To(Succeed())
-		g.Expect(policy.Spec.Ingress).To(HaveLen(2))
-		g.Expect(policy.Spec.Ingress[1].From).To(HaveLen(2))
-	}).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 }
 
 // expectDrainRefused drains the hosting node of w's control-plane node Pod
