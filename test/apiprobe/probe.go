@@ -15,8 +15,9 @@ limitations under the License.
 */
 
 // Package apiprobe measures how long a Kubernetes API server is unreachable
-// during a rollout: it polls /readyz once a second and records every failure.
-// Both end-to-end suites use it (test/e2e and test/capi-e2e).
+// during a rollout: it polls /readyz at an interval and records every failure.
+// Cluster API's upgrade spec in test/capi-e2e runs it through the workload
+// cluster's endpoint.
 package apiprobe
 
 import (

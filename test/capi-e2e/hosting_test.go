@@ -61,11 +61,16 @@ func (c leftoverCheckingClient) Delete(ctx context.Context, obj client.Object, o
 	}
 	if _, ok := obj.(*corev1.Namespace); ok {
 		By("Checking that nothing of namespace " + obj.GetName() + "'s clusters is left on the hosting cluster")
-		Eventually(func(g Gomega) {
-			g.Expect(hostingObjectsOf(c.Client, obj.GetName())).To(BeEmpty())
-		}).WithTimeout(2 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+		expectNothingLeft(func() (string, error) { return hostingObjectsOf(c.Client, obj.GetName()) })
 	}
 	return c.Client.Delete(ctx, obj, opts...)
+}
+
+// expectNothingLeft waits until leftovers (envtest's description of the
+// provider's objects a selection finds on the hosting cluster) is empty: the
+// provider deletes them in the background once a cluster is gone.
+func expectNothingLeft(leftovers func() (string, error)) {
+	Eventually(leftovers).WithTimeout(2 * time.Minute).WithPolling(5 * time.Second).Should(BeEmpty())
 }
 
 // hostingObjectsOf describes, in every namespace of the hosting cluster, the

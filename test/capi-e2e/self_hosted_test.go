@@ -25,7 +25,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -132,10 +131,7 @@ func createHostingNamespace(name string) {
 // deletion would remove those objects anyway.
 func deleteHostingNamespace(name string) {
 	By("Checking that nothing the provider made is left in hosting namespace " + name)
-	Eventually(func(g Gomega) {
-		g.Expect(envtest.LeftoversMatching(ctx, bootstrapClusterProxy.GetClient(), client.InNamespace(name),
-			client.MatchingLabels{infrav1.ManagedByLabel: infrav1.ManagedByValue})).To(BeEmpty())
-	}).WithTimeout(2 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+	expectNothingLeft(func() (string, error) { return envtest.Leftovers(ctx, bootstrapClusterProxy.GetClient(), name) })
 	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	Expect(bootstrapClusterProxy.GetClient().Delete(ctx, namespace)).To(Succeed())
 }
