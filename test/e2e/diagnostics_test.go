@@ -53,19 +53,19 @@ func expectNoServicesOrClaims(ctx context.Context, g Gomega, w *workloadCluster)
 func dumpDiagnostics(ctx context.Context, t *testing.T, w *workloadCluster) {
 	var b strings.Builder
 	machines := &clusterv1.MachineList{}
-	if err := w.management.List(ctx, machines, client.InNamespace(w.namespace)); err == nil {
+	if err := env.client.List(ctx, machines, client.InNamespace(w.namespace)); err == nil {
 		for _, m := range machines.Items {
 			fmt.Fprintf(&b, "Machine %s phase=%s%s\n", m.Name, m.Status.Phase, conditionSummary(m.Status.Conditions))
 		}
 	}
 	kms := &infrav1.KubernetesMachineList{}
-	if err := w.management.List(ctx, kms, client.InNamespace(w.namespace)); err == nil {
+	if err := env.client.List(ctx, kms, client.InNamespace(w.namespace)); err == nil {
 		for _, m := range kms.Items {
 			fmt.Fprintf(&b, "KubernetesMachine %s%s\n", m.Name, conditionSummary(m.Status.Conditions))
 		}
 	}
 	pods := &corev1.PodList{}
-	if err := env.client.List(ctx, pods, client.InNamespace(w.hostingNamespace)); err == nil {
+	if err := env.client.List(ctx, pods, client.InNamespace(w.namespace)); err == nil {
 		for _, p := range pods.Items {
 			fmt.Fprintf(&b, "--- Pod %s phase=%s\n%s\n", p.Name, p.Status.Phase, podLogTail(ctx, p.Namespace, p.Name, 40))
 		}

@@ -53,7 +53,7 @@ func expectIsolation(ctx context.Context, t *testing.T, g Gomega, a, b *workload
 	aWorker, aControlPlane := nodePodsByRole(ctx, g, a)
 	bWorker, bControlPlane := nodePodsByRole(ctx, g, b)
 	bService := &corev1.Service{}
-	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: b.hostingNamespace, Name: nodepod.ServiceName(b.name)}, bService)).To(Succeed())
+	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: b.namespace, Name: nodepod.ServiceName(b.name)}, bService)).To(Succeed())
 	probes := []probe{
 		{from: aWorker, what: a.name + " API server", address: aControlPlane.Status.PodIP, port: 6443, open: true},
 		{from: aWorker, what: a.name + " kubelet of the control plane", address: aControlPlane.Status.PodIP, port: kubeletPort, open: true},

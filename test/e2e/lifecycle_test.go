@@ -47,7 +47,7 @@ func TestWorkloadClusterLifecycle(t *testing.T) {
 	g := NewWithT(t)
 	namespace := newNamespace(ctx, t, g)
 	installPodnet(ctx, g, namespace)
-	w := createCluster(ctx, t, g, namespace, "e2e", "", 2)
+	w := createCluster(ctx, t, g, namespace, "e2e", 2)
 	t.Cleanup(func() {
 		if t.Failed() {
 			dumpDiagnostics(context.Background(), t, w)
@@ -98,7 +98,7 @@ func TestWorkloadClusterLifecycle(t *testing.T) {
 func startSecondCluster(ctx context.Context, t *testing.T, g Gomega) *workloadCluster {
 	namespace := newNamespace(ctx, t, g)
 	installPodnet(ctx, g, namespace)
-	return createCluster(ctx, t, g, namespace, "other", "", 1)
+	return createCluster(ctx, t, g, namespace, "other", 1)
 }
 
 // deleteCluster deletes the Cluster and waits until it and everything the
@@ -106,10 +106,10 @@ func startSecondCluster(ctx context.Context, t *testing.T, g Gomega) *workloadCl
 func deleteCluster(ctx context.Context, t *testing.T, g Gomega, w *workloadCluster) {
 	start := time.Now()
 	cluster := &clusterv1.Cluster{}
-	g.Expect(w.management.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, cluster)).To(Succeed())
-	g.Expect(w.management.Delete(ctx, cluster)).To(Succeed())
+	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, cluster)).To(Succeed())
+	g.Expect(env.client.Delete(ctx, cluster)).To(Succeed())
 	g.Eventually(func(g Gomega) {
-		err := w.management.Get(ctx, client.ObjectKeyFromObject(cluster), &clusterv1.Cluster{})
+		err := env.client.Get(ctx, client.ObjectKeyFromObject(cluster), &clusterv1.Cluster{})
 		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
 		g.Expect(err).To(HaveOccurred(), "the Cluster still exists")
 	}).WithTimeout(10 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
@@ -132,7 +132,7 @@ func expectRemediation(ctx context.Context, t *testing.T, g Gomega, w *workloadC
 	// node is Ready=False until its pod network runs, and on a busy machine a
 	// short timeout there remediates every replacement before it is Ready.
 	mhc := &clusterv1.MachineHealthCheck{}
-	g.Expect(w.management.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name + "-md-0"}, mhc)).To(Succeed())
+	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name + "-md-0"}, mhc)).To(Succeed())
 	patch := client.MergeFrom(mhc.DeepCopy())
 	shortened := 0
 	for i, c := range mhc.Spec.Checks.UnhealthyNodeConditions {
@@ -142,20 +142,20 @@ func expectRemediation(ctx context.Context, t *testing.T, g Gomega, w *workloadC
 		}
 	}
 	g.Expect(shortened).To(Equal(1), "the template's MachineHealthCheck has no Ready=Unknown check")
-	g.Expect(w.management.Patch(ctx, mhc, patch)).To(Succeed())
+	g.Expect(env.client.Patch(ctx, mhc, patch)).To(Succeed())
 
 	workers := w.machines(ctx, g, client.HasLabels{clusterv1.MachineDeploymentNameLabel})
 	g.Expect(workers).NotTo(BeEmpty())
 	victim := workers[0]
 	pod := &corev1.Pod{}
-	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.hostingNamespace,
+	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace,
 		Name: nodepod.PodName(victim.Spec.InfrastructureRef.Name)}, pod)).To(Succeed())
 	g.Expect(env.client.Delete(ctx, pod)).To(Succeed())
 	t.Logf("deleted node Pod %s of Machine %s", pod.Name, victim.Name)
 
 	g.Eventually(func(g Gomega) {
 		km := &infrav1.KubernetesMachine{}
-		err := w.management.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: victim.Spec.InfrastructureRef.Name}, km)
+		err := env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: victim.Spec.InfrastructureRef.Name}, km)
 		if client.IgnoreNotFound(err) == nil && err != nil {
 			return // already remediated
 		}

@@ -29,7 +29,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -39,55 +38,29 @@ import (
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
 )
 
-// workloadCluster is a cluster the test created from a template.
+// workloadCluster is a cluster the test created from the default template
+// in a namespace of the environment's management cluster (env.client), which
+// also holds its node Pods.
 type workloadCluster struct {
 	namespace, name string
-	// management holds the cluster's Cluster API objects: env.client until
-	// the cluster is moved.
-	management client.Client
-	// hostingNamespace holds the node Pods on the hosting cluster (env.client):
-	// namespace, unless the cluster names a hosting cluster.
-	hostingNamespace string
-	kubeconfig       []byte               // the workload cluster's admin kubeconfig
-	clients          kubernetes.Interface // the workload cluster's API
+	kubeconfig      []byte               // the workload cluster's admin kubeconfig
+	clients         kubernetes.Interface // the workload cluster's API
 }
 
 // createCluster generates a cluster with clusterctl from the provider's
-// template of the given flavor and the extra variables, at the environment's
-// Kubernetes version, and creates it on the management cluster.
-func createCluster(ctx context.Context, t *testing.T, g Gomega, namespace, name, flavor string, workers int,
-	extraVariables ...string) *workloadCluster {
+// default template (1 control-plane machine), at the environment's Kubernetes
+// version and node image, labels it for podnet and creates it on the
+// management cluster.
+func createCluster(ctx context.Context, t *testing.T, g Gomega, namespace, name string, workers int) *workloadCluster {
 	t.Helper()
-	objects := generateCluster(ctx, t, g, clusterSpec{namespace: namespace, name: name, flavor: flavor,
-		version: env.settings["KUBERNETES_VERSION"], workers: workers}, extraVariables...)
-	createAll(ctx, g, env.client, objects)
-	return &workloadCluster{namespace: namespace, name: name, management: env.client, hostingNamespace: namespace}
-}
-
-// clusterSpec is what generateCluster passes to clusterctl as flags.
-type clusterSpec struct {
-	namespace, name, flavor, version string
-	workers                          int
-}
-
-// generateCluster renders a cluster with clusterctl (1 control-plane machine)
-// and labels it for podnet; the node image is the environment's unless the
-// extra variables name another.
-func generateCluster(ctx context.Context, t *testing.T, g Gomega, spec clusterSpec,
-	extraVariables ...string) []*unstructured.Unstructured {
-	t.Helper()
-	args := []string{"generate", "cluster", spec.name, "--config", env.settings["CLUSTERCTL_CONFIG"],
-		"--infrastructure", "kubernetes", "--target-namespace", spec.namespace,
-		"--kubernetes-version", spec.version,
-		"--control-plane-machine-count", "1", "--worker-machine-count", strconv.Itoa(spec.workers)}
-	if spec.flavor != "" {
-		args = append(args, "--flavor", spec.flavor)
-	}
+	args := []string{"generate", "cluster", name, "--config", env.settings["CLUSTERCTL_CONFIG"],
+		"--infrastructure", "kubernetes", "--target-namespace", namespace,
+		"--kubernetes-version", env.settings["KUBERNETES_VERSION"],
+		"--control-plane-machine-count", "1", "--worker-machine-count", strconv.Itoa(workers)}
 	// The hosting node has 2 cores, and Cluster API's controllers request some:
-	// small CPU requests let 5 node Pods fit while scaling (they are requests,
-	// not limits). Later variables win over earlier ones of the same name.
-	variables := append([]string{"KUBERNETES_NODE_IMAGE=" + env.settings["KUBERNETES_NODE_IMAGE"], "CAPK_NODE_CPU=100m"},
-		extraVariables...)
+	// small CPU requests let both clusters' node Pods and a replacement fit
+	// (they are requests, not limits).
+	variables := []string{"KUBERNETES_NODE_IMAGE=" + env.settings["KUBERNETES_NODE_IMAGE"], "CAPK_NODE_CPU=100m"}
 	manifest, err := env.command(ctx, t, variables, "CLUSTERCTL", args...)
 	g.Expect(err).NotTo(HaveOccurred())
 	objects, err := envtest.DecodeObjects([]byte(manifest))
@@ -102,7 +75,8 @@ func generateCluster(ctx context.Context, t *testing.T, g Gomega, spec clusterSp
 			obj.SetLabels(labels)
 		}
 	}
-	return objects
+	createAll(ctx, g, env.client, objects)
+	return &workloadCluster{namespace: namespace, name: name}
 }
 
 // waitAvailable waits for the Cluster's Available condition and connects to
@@ -112,14 +86,14 @@ func (w *workloadCluster) waitAvailable(ctx context.Context, t *testing.T, g Gom
 	start := time.Now()
 	g.Eventually(func(g Gomega) {
 		cluster := &clusterv1.Cluster{}
-		g.Expect(w.management.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, cluster)).To(Succeed())
+		g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, cluster)).To(Succeed())
 		g.Expect(meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1.AvailableCondition)).To(BeTrue(),
 			"Cluster conditions: %s", conditionSummary(cluster.Status.Conditions))
 	}).WithContext(ctx).WithTimeout(timeout).WithPolling(5 * time.Second).Should(Succeed())
 	t.Logf("cluster %s/%s Available after %s", w.namespace, w.name, time.Since(start).Round(time.Second))
 
 	secret := &corev1.Secret{}
-	g.Expect(w.management.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name + "-kubeconfig"}, secret)).To(Succeed())
+	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name + "-kubeconfig"}, secret)).To(Succeed())
 	w.kubeconfig = secret.Data["value"]
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(w.kubeconfig)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -132,7 +106,7 @@ func (w *workloadCluster) machines(ctx context.Context, g Gomega, extra ...clien
 	list := &clusterv1.MachineList{}
 	opts := append([]client.ListOption{client.InNamespace(w.namespace),
 		client.MatchingLabels{clusterv1.ClusterNameLabel: w.name}}, extra...)
-	g.Expect(w.management.List(ctx, list, opts...)).To(Succeed())
+	g.Expect(env.client.List(ctx, list, opts...)).To(Succeed())
 	return list.Items
 }
 
@@ -180,7 +154,7 @@ func (w *workloadCluster) nodePods(ctx context.Context, g Gomega) []corev1.Pod {
 // hostingList lists the cluster's objects of one kind on the hosting cluster by the
 // labels the provider puts on them.
 func hostingList[T client.ObjectList](ctx context.Context, g Gomega, w *workloadCluster, list T) T {
-	g.Expect(env.client.List(ctx, list, client.InNamespace(w.hostingNamespace),
+	g.Expect(env.client.List(ctx, list, client.InNamespace(w.namespace),
 		client.MatchingLabels{clusterv1.ClusterNameLabel: w.name, infrav1.ManagedByLabel: infrav1.ManagedByValue})).To(Succeed())
 	return list
 }
