@@ -111,3 +111,19 @@ const (
 	// KubernetesMachineBootstrapUnsupportedFormatReason means the bootstrap data is not cloud-config.
 	KubernetesMachineBootstrapUnsupportedFormatReason = "UnsupportedFormat"
 )
+
+// Reasons of the Events the provider records on a KubernetesMachine.
+const (
+	// KubernetesMachineNodePodDeletedEventReason: the machine's node Pod, its
+	// bootstrap Secret and its claims were deleted from the hosting cluster.
+	KubernetesMachineNodePodDeletedEventReason = "NodePodDeleted"
+
+	// KubernetesMachineNodePodRejectedEventReason: the hosting cluster refused
+	// to create the node Pod (the Event's note says why).
+	KubernetesMachineNodePodRejectedEventReason = "NodePodRejected"
+
+	// KubernetesMachineHostingClusterUnknownEventReason: the machine was deleted
+	// after its KubernetesCluster, so nothing tells where its node Pod ran; the
+	// node Pod may be left on its hosting cluster.
+	KubernetesMachineHostingClusterUnknownEventReason = "HostingClusterUnknown"
+)

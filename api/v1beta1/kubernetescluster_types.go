@@ -31,9 +31,6 @@ const (
 	// DefaultKubeconfigKey is the key of the hosting kubeconfig Secret that holds the
 	// kubeconfig, the same key Cluster API uses for its own kubeconfig Secrets.
 	DefaultKubeconfigKey = "value"
-
-	// DefaultAPIServerPort is the port the control-plane Service exposes by default.
-	DefaultAPIServerPort int32 = 6443
 )
 
 // ServiceType is the type of the Service that exposes the workload cluster's API server

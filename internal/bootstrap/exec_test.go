@@ -133,7 +133,7 @@ func TestRenderedScriptChownsBeforeChmodAsRoot(t *testing.T) {
 		t.Skip("needs root to chown to another user")
 	}
 	g := NewWithT(t)
-	script, root := renderForTest(t, "#cloud-config\nwrite_files:\n- path: /usr/local/bin/tool\n  owner: '1234:5678'\n  permissions: '4755'\n  content: x\n")
+	script, root := renderForTest(t, "#cloud-config\nwrite_files:\n- path: /usr/local/bin/tool\n  owner: '1234:5678'\n  permissions: '4755'\n  content: x\n", Node{})
 	run := runScript(t, root, script.Content, useRealChown)
 	g.Expect(run.exitCode).To(Equal(0), run.output)
 	info, err := os.Stat(filepath.Join(root, "/usr/local/bin/tool"))
@@ -352,4 +352,17 @@ func TestRenderedScriptPassesJinjaExpressionsThroughLiterally(t *testing.T) {
 	run := renderAndRun(t, "## template: jinja\n#cloud-config\nwrite_files:\n- path: /run/kubeadm/kubeadm-join-config.yaml\n  content: |\n    name: '{{ ds.meta_data.local_hostname }}'\n")
 	g.Expect(run.exitCode).To(Equal(0), run.output)
 	g.Expect(run.read("/run/kubeadm/kubeadm-join-config.yaml")).To(Equal("name: '{{ ds.meta_data.local_hostname }}'\n"))
+}
+
+func TestRenderedScriptForANodeSetsTheProviderIDFirstAndItsHostname(t *testing.T) {
+	g := NewWithT(t)
+	node := Node{Hostname: "node-a", ProviderID: "kubernetes://hosting/node-a"}
+	script, root := renderForTest(t, "#cloud-config\nbootcmd: ['true']\nwrite_files:\n- path: /run/kubeadm/kubeadm-join-config.yaml\n  content: |\n    name: '{{ ds.meta_data.local_hostname }}'\n", node)
+	run := runScript(t, root, script.Content)
+	g.Expect(run.exitCode).To(Equal(0), run.output)
+	g.Expect(run.read(kubeletDefaultsPath)).To(Equal("KUBELET_EXTRA_ARGS=\"--provider-id=kubernetes://hosting/node-a\"\n"))
+	g.Expect(run.read("/run/kubeadm/kubeadm-join-config.yaml")).To(Equal("name: 'node-a'\n"))
+	g.Expect(strings.Index(run.output, "bootstrap: setting the kubelet providerID")).To(BeNumerically("<", strings.Index(run.output, "bootstrap: running bootcmd")),
+		"the kubelet's providerID is set before anything of the bootstrap data runs")
+	g.Expect(strings.Count(string(script.Content), "#!/bin/bash")).To(Equal(1), "one script, one interpreter line")
 }

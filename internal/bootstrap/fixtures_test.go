@@ -141,7 +141,7 @@ func TestCABPKFixturesListTheirIgnoredKeys(t *testing.T) {
 	for _, fx := range fixtures {
 		t.Run(fx.name, func(t *testing.T) {
 			g := NewWithT(t)
-			script, err := Render(readFixture(t, fx.file), "cloud-config")
+			script, err := Render(readFixture(t, fx.file), "cloud-config", Node{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(script.IgnoredKeys).To(Equal(fx.ignoredKeys))
 		})
@@ -167,7 +167,7 @@ func TestRenderedCABPKFixturesBootstrapANode(t *testing.T) {
 		t.Run(fx.name, func(t *testing.T) {
 			g := NewWithT(t)
 			data := readFixture(t, fx.file)
-			script, root := renderForTest(t, string(data))
+			script, root := renderForTest(t, string(data), Node{})
 			run := runScript(t, root, rootCommandPaths(t, script.Content))
 			g.Expect(run.exitCode).To(Equal(0), run.output)
 
@@ -193,7 +193,7 @@ func TestRenderedCABPKFixturesStopWhenKubeadmFails(t *testing.T) {
 		t.Run(fx.name, func(t *testing.T) {
 			g := NewWithT(t)
 			data := readFixture(t, fx.file)
-			script, root := renderForTest(t, string(data))
+			script, root := renderForTest(t, string(data), Node{})
 			run := runScript(t, root, rootCommandPaths(t, script.Content), "KUBEADM_EXIT=7")
 
 			g.Expect(run.exitCode).NotTo(Equal(0))

@@ -32,14 +32,14 @@ func FuzzRender(f *testing.F) {
 	f.Add([]byte("#cloud-config\nruncmd: ['true', [a, 1]]\nwrite_files:\n- path: a\n  encoding: gz+b64\n  content: H4sIAAAAAAAA/wMAAAAAAAAAAAA=\n  permissions: 0640\n"))
 	f.Add([]byte("## template: jinja\n#cloud-config\nbootcmd: [[]]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		first, err := Render(data, "")
+		first, err := Render(data, "", Node{})
 		if err != nil {
 			if !errors.Is(err, ErrInvalidCloudConfig) {
 				t.Fatalf("error does not wrap ErrInvalidCloudConfig: %v", err)
 			}
 			return
 		}
-		again, err := Render(data, "")
+		again, err := Render(data, "", Node{})
 		if err != nil || !bytes.Equal(first.Content, again.Content) {
 			t.Fatalf("rendering is not deterministic (err %v)", err)
 		}

@@ -22,8 +22,8 @@ import "regexp"
 // templates use for the machine's name; a node Pod has no instance data.
 var hostnameVariable = regexp.MustCompile(`\{\{\s*ds\.meta_data\.(local_)?hostname\s*\}\}`)
 
-// SubstituteHostname replaces {{ ds.meta_data.hostname }} and
+// substituteHostname replaces {{ ds.meta_data.hostname }} and
 // {{ ds.meta_data.local_hostname }} with the node's hostname, as cloud-init would.
-func SubstituteHostname(data []byte, hostname string) []byte {
+func substituteHostname(data []byte, hostname string) []byte {
 	return hostnameVariable.ReplaceAllLiteral(data, []byte(hostname))
 }

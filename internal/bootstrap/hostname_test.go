@@ -25,6 +25,6 @@ import (
 func TestSubstituteHostnameReplacesInstanceDataVariables(t *testing.T) {
 	g := NewWithT(t)
 	data := []byte("name: '{{ ds.meta_data.local_hostname }}'\nother: {{ds.meta_data.hostname}}\nkept: {{ v1.local_hostname }}\n")
-	got := string(SubstituteHostname(data, "node-a"))
+	got := string(substituteHostname(data, "node-a"))
 	g.Expect(got).To(Equal("name: 'node-a'\nother: node-a\nkept: {{ v1.local_hostname }}\n"))
 }

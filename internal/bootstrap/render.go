@@ -28,12 +28,6 @@ import (
 	"fmt"
 )
 
-// SentinelPath is the file CABPK's runcmd writes once kubeadm init or join has
-// succeeded. The rendered script does not write it itself: CABPK's own
-// "kubeadm ... && echo success > SentinelPath" command does, so callers can
-// rely on it meaning "kubeadm succeeded" and not merely "the script ended".
-const SentinelPath = "/run/cluster-api/bootstrap-success.complete"
-
 const (
 	formatCloudConfig = "cloud-config"
 	productionRoot    = "/"
@@ -69,23 +63,39 @@ type options struct {
 	root string
 }
 
-// Render turns bootstrap data into a bash script. format is the value of the
-// bootstrap data Secret's "format" key: "" and "cloud-config" mean
-// cloud-config, which is the only supported format.
-func Render(data []byte, format string) (*Script, error) {
-	return render(data, format, options{root: productionRoot})
+// Node is the node Pod a script is rendered for.
+type Node struct {
+	// Hostname replaces the cloud-init instance-data variables for the
+	// machine's name ({{ ds.meta_data.hostname }}); a node Pod has no instance
+	// data. Empty leaves them as they are.
+	Hostname string
+
+	// ProviderID, when set, is passed to the kubelet (--provider-id) before
+	// anything else runs, so that the Node registers with the machine's
+	// providerID and Cluster API matches them without anyone patching the Node.
+	ProviderID string
 }
 
-func render(data []byte, format string, opts options) (*Script, error) {
+// Render turns bootstrap data into a bash script for node. format is the value
+// of the bootstrap data Secret's "format" key: "" and "cloud-config" mean
+// cloud-config, which is the only supported format.
+func Render(data []byte, format string, node Node) (*Script, error) {
+	return render(data, format, node, options{root: productionRoot})
+}
+
+func render(data []byte, format string, node Node, opts options) (*Script, error) {
 	if format != "" && format != formatCloudConfig {
 		return nil, fmt.Errorf("%w %q: only %s is supported", ErrUnsupportedFormat, format, formatCloudConfig)
+	}
+	if node.Hostname != "" {
+		data = substituteHostname(data, node.Hostname)
 	}
 	cfg, err := parseCloudConfig(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidCloudConfig, err)
 	}
 	return &Script{
-		Content:     renderScript(cfg, opts.root),
+		Content:     renderScript(cfg, node.ProviderID, opts.root),
 		IgnoredKeys: cfg.ignoredKeys,
 	}, nil
 }

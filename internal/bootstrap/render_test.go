@@ -45,7 +45,7 @@ func TestRenderRejectsFormatsOtherThanCloudConfig(t *testing.T) {
 	for _, format := range []string{"ignition", "Cloud-Config", "text/x-shellscript", " cloud-config"} {
 		t.Run(format, func(t *testing.T) {
 			g := NewWithT(t)
-			_, err := Render([]byte("#cloud-config\n"), format)
+			_, err := Render([]byte("#cloud-config\n"), format, Node{})
 			g.Expect(err).To(MatchError(ErrUnsupportedFormat))
 			g.Expect(err.Error()).To(ContainSubstring(`"` + format + `"`))
 			g.Expect(err.Error()).To(ContainSubstring("only cloud-config is supported"))
@@ -57,7 +57,7 @@ func TestRenderAcceptsEmptyAndCloudConfigFormats(t *testing.T) {
 	for _, format := range []string{"", "cloud-config"} {
 		t.Run("format "+format, func(t *testing.T) {
 			g := NewWithT(t)
-			script, err := Render([]byte("#cloud-config\nruncmd: ['true']\n"), format)
+			script, err := Render([]byte("#cloud-config\nruncmd: ['true']\n"), format, Node{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(string(script.Content)).To(ContainSubstring("running runcmd 1/1"))
 		})
@@ -109,7 +109,7 @@ func TestRenderRejectsInvalidCloudConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			script, err := Render([]byte(tt.data), "")
+			script, err := Render([]byte(tt.data), "", Node{})
 			g.Expect(script).To(BeNil())
 			g.Expect(err).To(MatchError(ErrInvalidCloudConfig))
 			g.Expect(errors.Is(err, ErrUnsupportedFormat)).To(BeFalse())
@@ -127,7 +127,7 @@ func TestRenderErrorsDoNotQuoteBootstrapData(t *testing.T) {
 		"#cloud-config\nwrite_files:\n- path: /a\n  encoding: base64\n  content: '" + secret + "!'\n",
 		"#cloud-config\nruncmd:\n- [" + secret + ", {a: b}]\n",
 	} {
-		_, err := Render([]byte(data), "")
+		_, err := Render([]byte(data), "", Node{})
 		NewWithT(t).Expect(err).To(HaveOccurred())
 		NewWithT(t).Expect(err.Error()).NotTo(ContainSubstring(secret))
 	}
@@ -148,7 +148,7 @@ func TestRenderAcceptsCloudConfigHeaders(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			script, err := Render([]byte(tt.data), "")
+			script, err := Render([]byte(tt.data), "", Node{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(string(script.Content)).To(ContainSubstring("\n/bin/sh -c 'true'\n"))
 		})
@@ -158,7 +158,7 @@ func TestRenderAcceptsCloudConfigHeaders(t *testing.T) {
 func TestRenderAcceptsAnEmptyCloudConfig(t *testing.T) {
 	for _, data := range []string{"#cloud-config\n", "#cloud-config", "#cloud-config\n{}\n", "#cloud-config\nruncmd:\nwrite_files:\n"} {
 		g := NewWithT(t)
-		script, err := Render([]byte(data), "")
+		script, err := Render([]byte(data), "", Node{})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(script.IgnoredKeys).To(BeEmpty())
 		g.Expect(string(script.Content)).To(Equal(scriptPreamble + "\nbootstrap_begin 'finished'\n"))
@@ -187,7 +187,7 @@ func TestRenderListsIgnoredKeysSorted(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			script, err := Render([]byte(tt.data), "")
+			script, err := Render([]byte(tt.data), "", Node{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(script.IgnoredKeys).To(Equal(tt.want))
 		})
@@ -204,10 +204,10 @@ func TestRenderIsDeterministic(t *testing.T) {
 	for name, data := range inputs {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			first, err := Render(data, "")
+			first, err := Render(data, "", Node{})
 			g.Expect(err).NotTo(HaveOccurred())
 			for range 20 {
-				again, err := Render(data, "")
+				again, err := Render(data, "", Node{})
 				g.Expect(err).NotTo(HaveOccurred())
 				g.Expect(again.Content).To(Equal(first.Content))
 				g.Expect(again.IgnoredKeys).To(Equal(first.IgnoredKeys))
@@ -220,7 +220,7 @@ func TestRenderedScriptIsStrictBashWithoutTracing(t *testing.T) {
 	for _, fx := range fixtures {
 		t.Run(fx.name, func(t *testing.T) {
 			g := NewWithT(t)
-			script, err := Render(readFixture(t, fx.file), "")
+			script, err := Render(readFixture(t, fx.file), "", Node{})
 			g.Expect(err).NotTo(HaveOccurred())
 			content := string(script.Content)
 			g.Expect(content).To(HavePrefix("#!/bin/bash\n"))
@@ -235,18 +235,18 @@ func TestRenderedScriptIsStrictBashWithoutTracing(t *testing.T) {
 func TestRenderDoesNotAddItsOwnSentinel(t *testing.T) {
 	g := NewWithT(t)
 	for _, fx := range fixtures {
-		script, err := Render(readFixture(t, fx.file), "")
+		script, err := Render(readFixture(t, fx.file), "", Node{})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(strings.Count(string(script.Content), SentinelPath)).To(Equal(1), fx.name)
 	}
-	script, err := Render([]byte("#cloud-config\nruncmd: ['true']\n"), "")
+	script, err := Render([]byte("#cloud-config\nruncmd: ['true']\n"), "", Node{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(script.Content)).NotTo(ContainSubstring(SentinelPath))
 }
 
 func TestRenderWritesFilesAtTheirPathsInProduction(t *testing.T) {
 	g := NewWithT(t)
-	script, err := Render([]byte("#cloud-config\nwrite_files:\n- path: etc/relative/../x.conf\n  content: x\n"), "")
+	script, err := Render([]byte("#cloud-config\nwrite_files:\n- path: etc/relative/../x.conf\n  content: x\n"), "", Node{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(script.Content)).To(ContainSubstring("mkdir -p -- '/etc'\n"))
 	g.Expect(string(script.Content)).To(ContainSubstring("> '/etc/x.conf') <<'"))

@@ -67,11 +67,12 @@ func (r scriptRun) read(p string) string {
 	return string(data)
 }
 
-// renderForTest renders data with write_files paths under a new temporary root.
-func renderForTest(t *testing.T, data string) (*Script, string) {
+// renderForTest renders data for node with write_files paths under a new
+// temporary root.
+func renderForTest(t *testing.T, data string, node Node) (*Script, string) {
 	t.Helper()
 	root := t.TempDir()
-	script, err := render([]byte(data), "", options{root: root})
+	script, err := render([]byte(data), "", node, options{root: root})
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	return script, root
 }
@@ -79,7 +80,7 @@ func renderForTest(t *testing.T, data string) (*Script, string) {
 // renderAndRun renders a cloud-config under a temporary root and runs it.
 func renderAndRun(t *testing.T, data string, env ...string) scriptRun {
 	t.Helper()
-	script, root := renderForTest(t, data)
+	script, root := renderForTest(t, data, Node{})
 	return runScript(t, root, script.Content, env...)
 }
 

@@ -48,9 +48,12 @@ bootstrap_begin() {
 
 // renderScript writes the script: bootcmd, then write_files, then runcmd,
 // which is the order cloud-init runs those modules in.
-func renderScript(cfg *cloudConfig, root string) []byte {
+func renderScript(cfg *cloudConfig, providerID, root string) []byte {
 	var b bytes.Buffer
 	b.WriteString(scriptPreamble)
+	if providerID != "" {
+		writeProviderID(&b, providerID, path.Join(root, kubeletDefaultsPath))
+	}
 	writeCommands(&b, keyBootCmd, cfg.bootCmds)
 	for _, f := range cfg.files {
 		writeFile(&b, f, path.Join(root, f.path))
@@ -58,6 +61,18 @@ func renderScript(cfg *cloudConfig, root string) []byte {
 	writeCommands(&b, keyRunCmd, cfg.runCmds)
 	b.WriteString("\nbootstrap_begin 'finished'\n")
 	return b.Bytes()
+}
+
+// kubeletDefaultsPath is the environment file of the node image's kubelet unit
+// (KUBELET_EXTRA_ARGS), as on kind's images.
+const kubeletDefaultsPath = "/etc/default/kubelet"
+
+// writeProviderID makes the kubelet register the Node with providerID.
+func writeProviderID(b *bytes.Buffer, providerID, target string) {
+	b.WriteString("\nbootstrap_begin 'setting the kubelet providerID'\n")
+	fmt.Fprintf(b, "mkdir -p -- %s\n", shellQuote(path.Dir(target)))
+	line := `KUBELET_EXTRA_ARGS="--provider-id=` + providerID + `"`
+	fmt.Fprintf(b, "printf '%%s\\n' %s >> %s\n", shellQuote(line), shellQuote(target))
 }
 
 // writeCommands runs each entry in its own /bin/sh, as cloud-init uses

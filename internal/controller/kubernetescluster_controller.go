@@ -24,8 +24,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -49,6 +47,7 @@ import (
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
 )
 
 // KubernetesClusterReconciler keeps a workload cluster's control-plane Service on
@@ -77,7 +76,7 @@ func (r *KubernetesClusterReconciler) SetupWithManager(ctx context.Context, mgr 
 		return err
 	}
 	toCluster := handler.EnqueueRequestsFromMapFunc(r.hostingObjectToKubernetesCluster)
-	c, err := ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&infrav1.KubernetesCluster{}).
 		WithOptions(options).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilter)).
@@ -85,19 +84,19 @@ func (r *KubernetesClusterReconciler) SetupWithManager(ctx context.Context, mgr 
 			handler.EnqueueRequestsFromMapFunc(util.ClusterToInfrastructureMapFunc(ctx, infrav1.GroupVersion.WithKind("KubernetesCluster"), mgr.GetClient(), &infrav1.KubernetesCluster{})),
 			builder.WithPredicates(predicates.ClusterPausedTransitions(mgr.GetScheme(), log))).
 		Watches(&infrav1.KubernetesMachine{}, handler.EnqueueRequestsFromMapFunc(r.machineToKubernetesCluster)).
-		Watches(&corev1.Service{}, toCluster).
-		Watches(&policyv1.PodDisruptionBudget{}, toCluster).
-		Watches(&networkingv1.NetworkPolicy{}, toCluster).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.machineToKubernetesClusterByCount),
 			builder.WithPredicates(machineCountChanged())).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.kubeconfigToKubernetesClusters)).
-		WatchesRawSource(source.Channel(r.Hosting.HealthEvents(), &handler.EnqueueRequestForObject{})).
-		Build(r)
+		WatchesRawSource(source.Channel(r.Hosting.HealthEvents(), &handler.EnqueueRequestForObject{}))
+	for _, obj := range nodepod.Objects(nodepod.ClusterScoped) {
+		b = b.Watches(obj, toCluster)
+	}
+	c, err := b.Build(r)
 	if err != nil {
 		return err
 	}
 	return r.Hosting.AddWatch(func(remote cache.Cache) error {
-		for _, obj := range []client.Object{&corev1.Service{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}} {
+		for _, obj := range nodepod.Objects(nodepod.ClusterScoped) {
 			if err := c.Watch(source.Kind(remote, obj, toCluster)); err != nil {
 				return err
 			}
@@ -122,6 +121,7 @@ func (r *KubernetesClusterReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		log.Info("Waiting for the Cluster controller to set the owner reference")
 		return ctrl.Result{}, nil
 	}
+	ctx = withOwnerKeys(ctx, cluster, nil)
 	if annotations.IsExternallyManaged(kc) {
 		log.V(4).Info("Skipping an externally managed KubernetesCluster")
 		return ctrl.Result{}, nil

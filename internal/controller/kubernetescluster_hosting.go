@@ -27,8 +27,6 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -301,12 +299,7 @@ func (r *KubernetesClusterReconciler) reconcileFailureDomains(ctx context.Contex
 // may not be in the cache yet), and leaves another owner's objects alone.
 func (r *KubernetesClusterReconciler) deleteClusterObjects(ctx context.Context, s *clusterScope) error {
 	c := s.hostingObjects()
-	for _, obj := range []client.Object{
-		&corev1.Service{ObjectMeta: c.ObjectMeta(nodepod.ServiceName(c.Name))},
-		&policyv1.PodDisruptionBudget{ObjectMeta: c.ObjectMeta(nodepod.ControlPlaneBudgetName(c.Name))},
-		&policyv1.PodDisruptionBudget{ObjectMeta: c.ObjectMeta(nodepod.WorkersBudgetName(c.Name))},
-		&networkingv1.NetworkPolicy{ObjectMeta: c.ObjectMeta(nodepod.NetworkPolicyName(c.Name))},
-	} {
+	for _, obj := range c.Objects() {
 		if _, err := deleteOwned(ctx, s.hosting, s.hosting.Reader, c.Owner(), obj); err != nil {
 			return err
 		}

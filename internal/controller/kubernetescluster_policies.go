@@ -189,7 +189,7 @@ func applyHostingObject(ctx context.Context, h *hosting.Cluster, owner nodepod.O
 		return createHostingObject(ctx, h, owner, desired, existing)
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
+		return false, fmt.Errorf("reading %s %s on %s: %w", nodepod.KindName(desired), klog.KObj(desired), h.Description, err)
 	}
 	if !owner.Owns(existing) {
 		return false, newNameConflict(desired, h, "cluster")
@@ -198,7 +198,7 @@ func applyHostingObject(ctx context.Context, h *hosting.Cluster, owner nodepod.O
 		return false, nil
 	}
 	if err := h.Client.Update(ctx, existing); err != nil {
-		return false, fmt.Errorf("updating %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
+		return false, fmt.Errorf("updating %s %s on %s: %w", nodepod.KindName(desired), klog.KObj(desired), h.Description, err)
 	}
 	return false, nil
 }
@@ -213,10 +213,10 @@ func createHostingObject(ctx context.Context, h *hosting.Cluster, owner nodepod.
 		return true, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
-		return false, fmt.Errorf("creating %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
+		return false, fmt.Errorf("creating %s %s on %s: %w", nodepod.KindName(desired), klog.KObj(desired), h.Description, err)
 	}
 	if err := h.Reader.Get(ctx, client.ObjectKeyFromObject(desired), existing); err != nil {
-		return false, fmt.Errorf("reading %s %s on %s: %w", kindOf(desired), klog.KObj(desired), h.Description, err)
+		return false, fmt.Errorf("reading %s %s on %s: %w", nodepod.KindName(desired), klog.KObj(desired), h.Description, err)
 	}
 	if !owner.Owns(existing) {
 		return false, newNameConflict(desired, h, "cluster")
@@ -245,7 +245,7 @@ func deleteOwned(ctx context.Context, h *hosting.Cluster, reader client.Reader, 
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading %s %s on %s: %w", kindOf(obj), klog.KObj(obj), h.Description, err)
+		return false, fmt.Errorf("reading %s %s on %s: %w", nodepod.KindName(obj), klog.KObj(obj), h.Description, err)
 	}
 	if !owner.Owns(obj) {
 		return false, nil
@@ -254,7 +254,7 @@ func deleteOwned(ctx context.Context, h *hosting.Cluster, reader client.Reader, 
 		return true, nil
 	}
 	if err := h.Client.Delete(ctx, obj, client.Preconditions{UID: ptr.To(obj.GetUID())}); client.IgnoreNotFound(err) != nil {
-		return true, fmt.Errorf("deleting %s %s on %s: %w", kindOf(obj), klog.KObj(obj), h.Description, err)
+		return true, fmt.Errorf("deleting %s %s on %s: %w", nodepod.KindName(obj), klog.KObj(obj), h.Description, err)
 	}
 	return true, nil
 }
@@ -269,7 +269,7 @@ type nameConflictError struct {
 
 // newNameConflict is the conflict of obj for needer, "cluster" or "machine".
 func newNameConflict(obj client.Object, h *hosting.Cluster, needer string) *nameConflictError {
-	return &nameConflictError{kind: kindOf(obj), where: h.Description, needer: needer, key: client.ObjectKeyFromObject(obj)}
+	return &nameConflictError{kind: nodepod.KindName(obj), where: h.Description, needer: needer, key: client.ObjectKeyFromObject(obj)}
 }
 
 func (e *nameConflictError) Error() string {

@@ -84,7 +84,7 @@ func (s *machineScope) stop() bool { return s.waiting }
 func (r *KubernetesMachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
 	log := ctrl.LoggerFrom(ctx)
 	podToMachine := handler.EnqueueRequestsFromMapFunc(podToKubernetesMachine)
-	c, err := ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&infrav1.KubernetesMachine{}).
 		WithOptions(options).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilter)).
@@ -93,16 +93,16 @@ func (r *KubernetesMachineReconciler) SetupWithManager(ctx context.Context, mgr 
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToKubernetesMachines),
 			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log))).
 		Watches(&infrav1.KubernetesCluster{}, handler.EnqueueRequestsFromMapFunc(r.kubernetesClusterToKubernetesMachines),
-			builder.WithPredicates(hostingChanged())).
-		Watches(&corev1.Pod{}, podToMachine).
-		Watches(&corev1.Secret{}, podToMachine).
-		Watches(&corev1.PersistentVolumeClaim{}, podToMachine).
-		Build(r)
+			builder.WithPredicates(hostingChanged()))
+	for _, obj := range nodepod.Objects(nodepod.MachineScoped) {
+		b = b.Watches(obj, podToMachine)
+	}
+	c, err := b.Build(r)
 	if err != nil {
 		return err
 	}
 	return r.Hosting.AddWatch(func(remote cache.Cache) error {
-		for _, obj := range []client.Object{&corev1.Pod{}, &corev1.Secret{}, &corev1.PersistentVolumeClaim{}} {
+		for _, obj := range nodepod.Objects(nodepod.MachineScoped) {
 			if err := c.Watch(source.Kind(remote, obj, podToMachine)); err != nil {
 				return err
 			}
@@ -174,6 +174,7 @@ func (r *KubernetesMachineReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if err != nil || s == nil {
 		return ctrl.Result{}, err
 	}
+	ctx = withOwnerKeys(ctx, s.cluster, s.machine)
 	s.base = km.DeepCopy()
 	if isPaused, err := reconcilePaused(ctx, r.Client, s.cluster, km); err != nil || isPaused {
 		return ctrl.Result{}, err
@@ -238,7 +239,7 @@ func (r *KubernetesMachineReconciler) reconcileDelete(ctx context.Context, s *ma
 	if s.hosting == nil {
 		// Only a KubernetesCluster whose finalizer was removed by hand can be gone
 		// before its machines; nothing tells where the node Pod ran.
-		r.Recorder.Eventf(s.km, nil, corev1.EventTypeWarning, "HostingClusterUnknown", "Delete",
+		r.Recorder.Eventf(s.km, nil, corev1.EventTypeWarning, infrav1.KubernetesMachineHostingClusterUnknownEventReason, "Delete",
 			"The KubernetesCluster is gone; node Pod %s may be left on its hosting cluster", nodepod.PodName(s.km.Name))
 		controllerutil.RemoveFinalizer(s.km, infrav1.MachineFinalizer)
 		return ctrl.Result{}, nil
@@ -248,6 +249,6 @@ func (r *KubernetesMachineReconciler) reconcileDelete(ctx context.Context, s *ma
 		return ctrl.Result{}, err
 	}
 	controllerutil.RemoveFinalizer(s.km, infrav1.MachineFinalizer)
-	r.Recorder.Eventf(s.km, nil, corev1.EventTypeNormal, "NodePodDeleted", "Delete", "Deleted node Pod %s/%s and its bootstrap Secret and claims", s.hosting.Namespace, nodepod.PodName(s.km.Name))
+	r.Recorder.Eventf(s.km, nil, corev1.EventTypeNormal, infrav1.KubernetesMachineNodePodDeletedEventReason, "Delete", "Deleted node Pod %s/%s and its bootstrap Secret and claims", s.hosting.Namespace, nodepod.PodName(s.km.Name))
 	return ctrl.Result{}, nil
 }

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/bootstrap"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
 )
@@ -177,7 +178,7 @@ func TestWorkerPodIsRenderedAndProvisioned(t *testing.T) {
 
 	secret := &corev1.Secret{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: tc.namespace, Name: nodepod.BootstrapSecretName(pod.Name)}, secret)).To(Succeed())
-	script := string(secret.Data[nodepod.BootstrapScriptKey])
+	script := string(secret.Data[bootstrap.ScriptKey])
 	g.Expect(script).To(ContainSubstring("--provider-id=kubernetes://" + tc.namespace + "/" + pod.Name))
 	g.Expect(script).To(ContainSubstring("kubeadm join"))
 	g.Expect(secret.OwnerReferences).To(BeEmpty())
@@ -254,7 +255,7 @@ func TestBootstrapTimeoutAndFailureAreSurfaced(t *testing.T) {
 	failing := newTestMachine(g, tc, "fail-exit", machineOptions{bootstrapData: true})
 	pod = eventuallyPod(g, env.Client, podKey(tc, failing.km.Name))
 	pod.Status = corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
-		Name: "node", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: nodepod.BootstrapFailedExitCode}},
+		Name: "node", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: bootstrap.FailedExitCode}},
 	}}}
 	g.Expect(env.Client.Status().Update(ctx, pod)).To(Succeed())
 	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(failing.km), func(g Gomega, km *infrav1.KubernetesMachine) {

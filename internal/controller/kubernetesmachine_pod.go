@@ -20,13 +20,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -205,24 +201,6 @@ func (r *KubernetesMachineReconciler) reportNameConflict(s *machineScope, obj cl
 	return err
 }
 
-func kindOf(obj client.Object) string {
-	switch obj.(type) {
-	case *corev1.Pod:
-		return "Pod"
-	case *corev1.Secret:
-		return "Secret"
-	case *corev1.PersistentVolumeClaim:
-		return "PersistentVolumeClaim"
-	case *corev1.Service:
-		return "Service"
-	case *policyv1.PodDisruptionBudget:
-		return "PodDisruptionBudget"
-	case *networkingv1.NetworkPolicy:
-		return "NetworkPolicy"
-	}
-	return fmt.Sprintf("%T", obj)
-}
-
 func (r *KubernetesMachineReconciler) podExists(ctx context.Context, s *machineScope, podName string) bool {
 	pod := &corev1.Pod{}
 	return s.hosting.Client.Get(ctx, client.ObjectKey{Namespace: s.hosting.Namespace, Name: podName}, pod) == nil
@@ -238,8 +216,8 @@ func (r *KubernetesMachineReconciler) renderBootstrap(ctx context.Context, s *ma
 		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachineWaitingForBootstrapDataReason, err.Error())
 		return nil, err
 	}
-	cloudConfig := bootstrap.SubstituteHostname(data.Data["value"], podName)
-	script, err := bootstrap.Render(cloudConfig, string(data.Data["format"]))
+	node := bootstrap.Node{Hostname: podName, ProviderID: nodepod.ProviderID(s.hosting.Namespace, podName)}
+	script, err := bootstrap.Render(data.Data["value"], string(data.Data["format"]), node)
 	if errors.Is(err, bootstrap.ErrUnsupportedFormat) || errors.Is(err, bootstrap.ErrInvalidCloudConfig) {
 		setBootstrapSucceeded(s.km, metav1.ConditionFalse, infrav1.KubernetesMachineBootstrapUnsupportedFormatReason, err.Error())
 		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachineBootstrapUnsupportedFormatReason, "The bootstrap data cannot run in a node Pod")
@@ -252,17 +230,7 @@ func (r *KubernetesMachineReconciler) renderBootstrap(ctx context.Context, s *ma
 	if len(script.IgnoredKeys) > 0 {
 		ctrl.LoggerFrom(ctx).Info("Ignoring cloud-config keys a node Pod cannot honour", "keys", script.IgnoredKeys)
 	}
-	return withProviderID(script.Content, nodepod.ProviderID(s.hosting.Namespace, podName)), nil
-}
-
-// withProviderID makes the kubelet register the Node with the machine's
-// providerID, so CAPI matches them without anyone patching the Node.
-func withProviderID(script []byte, providerID string) []byte {
-	prelude := fmt.Sprintf("#!/bin/bash\nset -euo pipefail\n"+
-		"echo 'bootstrap: setting the kubelet providerID'\n"+
-		"mkdir -p /etc/default\n"+
-		"echo 'KUBELET_EXTRA_ARGS=\"--provider-id=%s\"' >> /etc/default/kubelet\n", providerID)
-	return append([]byte(prelude), script...)
+	return script.Content, nil
 }
 
 // reconcileClaims creates the machine's PersistentVolumeClaims.
@@ -303,7 +271,7 @@ func (r *KubernetesMachineReconciler) reconcilePod(ctx context.Context, s *machi
 	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
 		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodRejectedReason,
 			fmt.Sprintf("%s rejected node Pod %s: %v", s.hosting.Description, klog.KObj(desired), errors.Unwrap(err)))
-		r.Recorder.Eventf(s.km, nil, corev1.EventTypeWarning, "NodePodRejected", "Create", "%v", errors.Unwrap(err))
+		r.Recorder.Eventf(s.km, nil, corev1.EventTypeWarning, infrav1.KubernetesMachineNodePodRejectedEventReason, "Create", "%v", errors.Unwrap(err))
 		return ctrl.Result{RequeueAfter: rejectedPodRetry}, nil
 	case err != nil:
 		return ctrl.Result{}, err
@@ -379,7 +347,7 @@ func (r *KubernetesMachineReconciler) reportEndedPod(ctx context.Context, s *mac
 		}
 	}
 	tail := r.logTail(ctx, s)
-	if exitCode == nodepod.BootstrapFailedExitCode {
+	if exitCode == bootstrap.FailedExitCode {
 		setBootstrapSucceeded(s.km, metav1.ConditionFalse, infrav1.KubernetesMachineBootstrapFailedReason, "Bootstrap failed; last lines of the node's log:\n"+tail)
 		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodLostReason, "The node stopped after its bootstrap failed")
 		return
@@ -398,37 +366,7 @@ func (r *KubernetesMachineReconciler) logTail(ctx context.Context, s *machineSco
 	if err != nil {
 		return fmt.Sprintf("(log unavailable: %v)", err)
 	}
-	return redactSecrets(logExcerpt(string(raw), logTailLines))
-}
-
-var (
-	// ansiEscape matches the terminal codes systemd writes to a tty console:
-	// colours and cursor moves.
-	ansiEscape = regexp.MustCompile(`\x1b(\[[0-9;?]*[A-Za-z]|[@-Z\\-_])`)
-	// progressLine matches systemd's spinner while a job waits ("[ ***  ] Job
-	// ... running (13s / no limit)"), which says nothing about a failure.
-	progressLine = regexp.MustCompile(`^\[[ *]+\] (Job|A start job|A stop job) `)
-)
-
-// logExcerpt is the last n lines of a node's log up to the bootstrap's failure
-// line when there is one (what follows is systemd shutting the node down),
-// without terminal codes and progress spinners.
-func logExcerpt(log string, n int) string {
-	log = ansiEscape.ReplaceAllString(strings.ReplaceAll(log, "\r", ""), "")
-	var lines []string
-	for _, line := range strings.Split(strings.Trim(log, "\n"), "\n") {
-		if !progressLine.MatchString(line) {
-			lines = append(lines, line)
-		}
-	}
-	end := len(lines)
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.Contains(lines[i], nodepod.BootstrapFailedMessage) {
-			end = i + 1
-			break
-		}
-	}
-	return strings.Join(lines[max(0, end-n):end], "\n")
+	return bootstrap.FailureLog(string(raw), logTailLines)
 }
 
 // reconcileBootstrapStatus reports the bootstrap: a worker's readiness probe checks
@@ -443,7 +381,7 @@ func (r *KubernetesMachineReconciler) reconcileBootstrapStatus(_ context.Context
 	if c := conditions.Get(s.km, infrav1.KubernetesMachineBootstrapSucceededCondition); c != nil && c.Status == metav1.ConditionTrue {
 		return ctrl.Result{}, nil // succeeded before; readiness may flap later, bootstrap does not undo
 	}
-	timeout := ptr.Deref(s.km.Spec.BootstrapTimeout, metav1.Duration{Duration: 15 * time.Minute}).Duration
+	timeout := ptr.Deref(s.km.Spec.BootstrapTimeout, metav1.Duration{Duration: infrav1.DefaultBootstrapTimeout}).Duration
 	started := s.pod.CreationTimestamp.Time
 	if s.pod.Status.StartTime != nil {
 		started = s.pod.Status.StartTime.Time
@@ -471,13 +409,8 @@ func podReady(pod *corev1.Pod) bool {
 // deleteHostingObjects deletes the Pod, the bootstrap Secret and the claims, and
 // reports whether all are gone.
 func (r *KubernetesMachineReconciler) deleteHostingObjects(ctx context.Context, s *machineScope) (bool, error) {
-	podName := nodepod.PodName(s.km.Name)
-	objects := nodeObjects(s)
-	for _, template := range s.km.Spec.VolumeClaimTemplates {
-		objects = append(objects, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: s.hosting.Namespace, Name: nodepod.ClaimName(podName, template.Name)}})
-	}
 	gone := true
-	for _, obj := range objects {
+	for _, obj := range s.node.Objects() {
 		present, err := deleteOwned(ctx, s.hosting, s.hosting.Client, s.node.Owner(), obj)
 		if err != nil {
 			return false, err
@@ -485,14 +418,4 @@ func (r *KubernetesMachineReconciler) deleteHostingObjects(ctx context.Context, 
 		gone = gone && !present
 	}
 	return gone, nil
-}
-
-// nodeObjects are the machine's node Pod and bootstrap Secret on its hosting
-// cluster, by name only: what a Get fills in.
-func nodeObjects(s *machineScope) []client.Object {
-	podName := nodepod.PodName(s.km.Name)
-	return []client.Object{
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: s.hosting.Namespace, Name: podName}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.hosting.Namespace, Name: nodepod.BootstrapSecretName(podName)}},
-	}
 }

@@ -153,13 +153,13 @@ func (r *KubernetesMachineReconciler) writeStatus(ctx context.Context, s *machin
 // node Pod. The cache holds every node Pod and bootstrap Secret of the
 // provider; a foreign object it does not hold is found when the create fails.
 func (r *KubernetesMachineReconciler) namesHeldByAnother(ctx context.Context, s *machineScope) (bool, error) {
-	for _, obj := range nodeObjects(s) {
+	for _, obj := range s.node.NodeObjects() {
 		err := s.hosting.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			return false, fmt.Errorf("reading %s %s on %s: %w", kindOf(obj), klog.KObj(obj), s.hosting.Description, err)
+			return false, fmt.Errorf("reading %s %s on %s: %w", nodepod.KindName(obj), klog.KObj(obj), s.hosting.Description, err)
 		}
 		if !s.node.Owner().Owns(obj) {
 			return true, r.reportNameConflict(s, obj)

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/bootstrap"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
 )
@@ -143,7 +144,7 @@ func expectNoCredentialsGiven(g Gomega, pod *corev1.Pod) {
 // failPod ends the node's container with the bootstrap's failure exit code.
 func failPod(g Gomega, pod *corev1.Pod) {
 	pod.Status = corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
-		Name: pod.Spec.Containers[0].Name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: nodepod.BootstrapFailedExitCode}},
+		Name: pod.Spec.Containers[0].Name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: bootstrap.FailedExitCode}},
 	}}}
 	g.Expect(remote.Client.Status().Update(context.Background(), pod)).To(Succeed())
 }

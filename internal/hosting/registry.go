@@ -32,8 +32,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -50,6 +48,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
 )
 
 var (
@@ -324,21 +323,13 @@ func (r *Registry) notify(rc *remote) {
 	}
 }
 
-// ManagedObjectTypes are the kinds the provider creates on hosting clusters.
-func ManagedObjectTypes() []client.Object {
-	return []client.Object{
-		&corev1.Pod{}, &corev1.Secret{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{},
-		&policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{},
-	}
-}
-
 // ManagedObjectsCache limits a hosting cache to the objects the provider created,
 // so a shared hosting cluster's other Pods and Secrets are neither listed nor
 // kept, and keeps of its Nodes only what the provider reads (TrimNode).
 func ManagedObjectsCache() map[client.Object]cache.ByObject {
 	selector := labels.SelectorFromSet(labels.Set{infrav1.ManagedByLabel: infrav1.ManagedByValue})
 	byObject := map[client.Object]cache.ByObject{&corev1.Node{}: {Transform: TrimNode}}
-	for _, obj := range ManagedObjectTypes() {
+	for _, obj := range nodepod.Objects() {
 		byObject[obj] = cache.ByObject{Label: selector}
 	}
 	return byObject

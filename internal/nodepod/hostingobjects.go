@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/bootstrap"
 )
 
 const apiServerPortName = "apiserver"
@@ -35,7 +36,7 @@ func NewBootstrapSecret(m Machine, script []byte) *corev1.Secret {
 		ObjectMeta: m.objectMeta(BootstrapSecretName(m.podName())),
 		Type:       corev1.SecretTypeOpaque,
 		Immutable:  ptr.To(true),
-		Data:       map[string][]byte{BootstrapScriptKey: script},
+		Data:       map[string][]byte{bootstrap.ScriptKey: script},
 	}
 }
 
@@ -48,11 +49,12 @@ func NewPersistentVolumeClaims(m Machine) []*corev1.PersistentVolumeClaim {
 	return claims
 }
 
-// newClaim renders the claim of one template; accessModes default to ReadWriteOnce.
+// newClaim renders the claim of one template; accessModes default to
+// infrav1.DefaultVolumeAccessMode.
 func newClaim(m Machine, template infrav1.VolumeClaimTemplate) *corev1.PersistentVolumeClaim {
 	accessModes := template.AccessModes
 	if len(accessModes) == 0 {
-		accessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+		accessModes = []corev1.PersistentVolumeAccessMode{infrav1.DefaultVolumeAccessMode}
 	}
 	return &corev1.PersistentVolumeClaim{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
@@ -72,7 +74,7 @@ func newClaim(m Machine, template infrav1.VolumeClaimTemplate) *corev1.Persisten
 func NewService(c Cluster, service infrav1.ControlPlaneService) *corev1.Service {
 	serviceType := corev1.ServiceType(service.Type)
 	if serviceType == "" {
-		serviceType = corev1.ServiceTypeClusterIP
+		serviceType = corev1.ServiceType(infrav1.DefaultServiceType)
 	}
 	port := service.Port
 	if port == 0 {

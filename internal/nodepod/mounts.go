@@ -32,7 +32,7 @@ var ReservedMountPaths = []string{
 	"/boot",
 	"/dev",
 	"/etc",
-	"/etc/capk", // the bootstrap Secret's mount (BootstrapMountPath)
+	"/etc/capk", // the bootstrap Secret's mount (bootstrap.MountPath)
 	"/lib",
 	"/lib/modules",
 	"/proc",

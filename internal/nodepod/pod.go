@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/bootstrap"
 )
 
 const (
@@ -123,7 +124,7 @@ func nodeContainer(m Machine, spec *infrav1.KubernetesMachineSpec) corev1.Contai
 		Name:            NodeContainerName,
 		Image:           m.Image,
 		ImagePullPolicy: corev1.PullIfNotPresent,
-		Command:         nodeCommand(),
+		Command:         bootstrap.NodeCommand(),
 		TTY:             true,
 		SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
 		Resources: corev1.ResourceRequirements{
@@ -153,7 +154,7 @@ func readinessProbe(controlPlane bool) *corev1.Probe {
 	}
 	return &corev1.Probe{
 		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
-			Command: []string{"test", "-f", SentinelPath},
+			Command: []string{"test", "-f", bootstrap.SentinelPath},
 		}},
 		PeriodSeconds: 5,
 	}

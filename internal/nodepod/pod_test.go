@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/bootstrap"
 )
 
 func testMachine(controlPlane bool) Machine {
@@ -77,7 +78,7 @@ func TestPodIsAPrivilegedSystemdNodeWithoutAccessToTheHostingAPI(t *testing.T) {
 	g.Expect(container.ImagePullPolicy).To(Equal(corev1.PullIfNotPresent))
 	g.Expect(container.TTY).To(BeTrue())
 	g.Expect(container.SecurityContext).To(Equal(&corev1.SecurityContext{Privileged: ptr.To(true)}))
-	g.Expect(container.Command).To(Equal([]string{"/bin/bash", "-c", wrapperScript("")}))
+	g.Expect(container.Command).To(Equal(bootstrap.NodeCommand()))
 	g.Expect(container.Args).To(BeEmpty())
 	g.Expect(container.LivenessProbe).To(BeNil())
 	g.Expect(container.StartupProbe).To(BeNil())
@@ -97,7 +98,7 @@ func TestPodMountsWhatAKindNodeNeeds(t *testing.T) {
 		{mountPath: "/var/lib/kubelet", wantSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{mountPath: "/lib/modules", wantReadOnly: true, wantSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 			Path: "/lib/modules", Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}},
-		{mountPath: BootstrapMountPath, wantReadOnly: true, wantSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		{mountPath: bootstrap.MountPath, wantReadOnly: true, wantSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName: secretName, DefaultMode: ptr.To[int32](0o400)}}},
 		{mountPath: "/var/lib/etcd", wantSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
 			ClaimName: ClaimName(pod.Name, "etcd")}}},

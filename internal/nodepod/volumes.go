@@ -19,6 +19,8 @@ package nodepod
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/bootstrap"
 )
 
 // modulesHostPathType is DirectoryOrCreate, not Directory: the measured hosting
@@ -62,7 +64,7 @@ func volumeMounts(m Machine) []corev1.VolumeMount {
 		{Name: containerdVolume, MountPath: "/var/lib/containerd"},
 		{Name: kubeletVolume, MountPath: "/var/lib/kubelet"},
 		{Name: modulesVolume, MountPath: "/lib/modules", ReadOnly: true},
-		{Name: bootstrapVolume, MountPath: BootstrapMountPath, ReadOnly: true},
+		{Name: bootstrapVolume, MountPath: bootstrap.MountPath, ReadOnly: true},
 	}
 	for _, template := range m.Spec.VolumeClaimTemplates {
 		mounts = append(mounts, corev1.VolumeMount{Name: claimVolumeName(template.Name), MountPath: template.MountPath})

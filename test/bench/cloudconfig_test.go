@@ -26,7 +26,7 @@ import (
 func TestBootstrapDataIsWhatTheProviderRuns(t *testing.T) {
 	for _, controlPlane := range []bool{true, false} {
 		data := BootstrapData("bench-00", "cluster-007", controlPlane)
-		script, err := bootstrap.Render(data, "cloud-config")
+		script, err := bootstrap.Render(data, "cloud-config", bootstrap.Node{})
 		if err != nil {
 			t.Fatalf("control plane %t: the provider rejects the benchmark's bootstrap data: %v\n%s", controlPlane, err, data)
 		}

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/bootstrap"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
 )
 
@@ -91,7 +92,7 @@ func expectBootstrapFailureReported(ctx context.Context, t *testing.T, g Gomega,
 	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: nodepod.PodName(name)}, pod)).To(Succeed())
 	g.Expect(pod.Status.ContainerStatuses).To(HaveLen(1))
 	g.Expect(pod.Status.ContainerStatuses[0].State.Terminated).NotTo(BeNil())
-	g.Expect(pod.Status.ContainerStatuses[0].State.Terminated.ExitCode).To(BeEquivalentTo(nodepod.BootstrapFailedExitCode))
+	g.Expect(pod.Status.ContainerStatuses[0].State.Terminated.ExitCode).To(BeEquivalentTo(bootstrap.FailedExitCode))
 
 	g.Expect(env.client.Delete(ctx, objects[2])).To(Succeed())
 	g.Eventually(func(g Gomega) {

@@ -20,23 +20,12 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
 )
-
-// HostingObjectLists are empty lists of every kind the provider creates on a
-// hosting cluster; a test lists them to find what was left behind.
-func HostingObjectLists() []client.ObjectList {
-	return []client.ObjectList{
-		&corev1.PodList{}, &corev1.SecretList{}, &corev1.ServiceList{}, &corev1.PersistentVolumeClaimList{},
-		&policyv1.PodDisruptionBudgetList{}, &networkingv1.NetworkPolicyList{},
-	}
-}
 
 // Leftovers describes the provider's objects in a hosting namespace, one line
 // per object; "" when there are none.
@@ -49,9 +38,10 @@ func Leftovers(ctx context.Context, c client.Reader, namespace string) (string, 
 // options select, one line per object; "" when there are none.
 func LeftoversMatching(ctx context.Context, c client.Reader, opts ...client.ListOption) (string, error) {
 	var found string
-	for _, list := range HostingObjectLists() {
+	for _, kind := range nodepod.Kinds {
+		list := kind.NewList()
 		if err := c.List(ctx, list, opts...); err != nil {
-			return "", fmt.Errorf("listing %T: %w", list, err)
+			return "", fmt.Errorf("listing %ss: %w", kind.Name, err)
 		}
 		items, err := apimeta.ExtractList(list)
 		if err != nil {

@@ -38,7 +38,7 @@ import (
 // changes nothing.
 func defaultClusterSpec(spec *infrav1.KubernetesClusterSpec) {
 	if spec.ControlPlaneService.Type == "" {
-		spec.ControlPlaneService.Type = infrav1.ServiceTypeClusterIP
+		spec.ControlPlaneService.Type = infrav1.DefaultServiceType
 	}
 	if spec.ControlPlaneService.Port == 0 {
 		spec.ControlPlaneService.Port = infrav1.DefaultAPIServerPort

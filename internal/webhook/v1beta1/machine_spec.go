@@ -37,8 +37,6 @@ import (
 )
 
 const (
-	// DefaultBootstrapTimeout is how long a bootstrap may run when the spec does not say.
-	DefaultBootstrapTimeout = 15 * time.Minute
 	// MinBootstrapTimeout and MaxBootstrapTimeout bound spec.bootstrapTimeout.
 	MinBootstrapTimeout = time.Minute
 	MaxBootstrapTimeout = 2 * time.Hour
@@ -55,7 +53,7 @@ var DefaultNodeRequests = corev1.ResourceList{
 // changes nothing.
 func defaultMachineSpec(spec *infrav1.KubernetesMachineSpec) {
 	if spec.BootstrapTimeout == nil {
-		spec.BootstrapTimeout = &metav1.Duration{Duration: DefaultBootstrapTimeout}
+		spec.BootstrapTimeout = &metav1.Duration{Duration: infrav1.DefaultBootstrapTimeout}
 	}
 	for name, quantity := range DefaultNodeRequests {
 		_, requested := spec.Resources.Requests[name]
@@ -73,7 +71,7 @@ func defaultMachineSpec(spec *infrav1.KubernetesMachineSpec) {
 	}
 	for i := range spec.VolumeClaimTemplates {
 		if len(spec.VolumeClaimTemplates[i].AccessModes) == 0 {
-			spec.VolumeClaimTemplates[i].AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+			spec.VolumeClaimTemplates[i].AccessModes = []corev1.PersistentVolumeAccessMode{infrav1.DefaultVolumeAccessMode}
 		}
 	}
 }

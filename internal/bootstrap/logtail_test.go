@@ -14,14 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controller
+package bootstrap
 
 import (
 	"testing"
 
 	. "github.com/onsi/gomega"
-
-	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
 )
 
 func TestRedactSecretsHidesKubeadmCredentials(t *testing.T) {
@@ -43,13 +41,21 @@ func TestLogExcerptEndsAtTheBootstrapFailure(t *testing.T) {
 	log := "\x1b[0;32m  OK  \x1b[0m] Started containerd\n" +
 		"\x1bM[ ***  ] Job kind-import-images.service/start running (13s / no limit)\r\n" +
 		"[13550.09] bash[275]: kubeadm join: connection refused\n" +
-		"[13550.11] bash[276]: " + nodepod.BootstrapFailedMessage + "\n" +
+		"[13550.11] bash[276]: " + FailedMessage + "\n" +
 		"[\x1b[0;32m  OK  \x1b[0m] Stopped target swap.target\n" +
 		"Exiting container.\n"
-	g.Expect(logExcerpt(log, 2)).To(Equal("[13550.09] bash[275]: kubeadm join: connection refused\n" +
-		"[13550.11] bash[276]: " + nodepod.BootstrapFailedMessage))
-	g.Expect(logExcerpt(log, 10)).To(Equal("  OK  ] Started containerd\n"+
+	g.Expect(excerpt(log, 2)).To(Equal("[13550.09] bash[275]: kubeadm join: connection refused\n" +
+		"[13550.11] bash[276]: " + FailedMessage))
+	g.Expect(excerpt(log, 10)).To(Equal("  OK  ] Started containerd\n"+
 		"[13550.09] bash[275]: kubeadm join: connection refused\n"+
-		"[13550.11] bash[276]: "+nodepod.BootstrapFailedMessage), "terminal codes and spinners are removed")
-	g.Expect(logExcerpt("a\nb\nc\n", 2)).To(Equal("b\nc"), "without a failure line, the tail")
+		"[13550.11] bash[276]: "+FailedMessage), "terminal codes and spinners are removed")
+	g.Expect(excerpt("a\nb\nc\n", 2)).To(Equal("b\nc"), "without a failure line, the tail")
+}
+
+func TestFailureLogIsTheRedactedExcerpt(t *testing.T) {
+	g := NewWithT(t)
+	log := "[1.0] kubeadm join 10.0.0.1:6443 --token abcdef.0123456789abcdef\n" +
+		"[1.1] " + FailedMessage + "\n" +
+		"[1.2] Stopped target swap.target\n"
+	g.Expect(FailureLog(log, 5)).To(Equal("[1.0] kubeadm join 10.0.0.1:6443 --token <redacted>\n[1.1] " + FailedMessage))
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package nodepod
+package bootstrap
 
 import (
 	"os"
@@ -52,30 +52,30 @@ func TestWrapperScriptInstallsTheUnitAndExecsTheEntrypointWithInit(t *testing.T)
 		g.Expect(err).NotTo(HaveOccurred(), "run %d: %s", run, out)
 		g.Expect(string(out)).To(Equal("entrypoint got:/sbin/init\n"), "run %d", run)
 
-		unit, err := os.ReadFile(filepath.Join(unitDir, bootstrapUnitName))
+		installed, err := os.ReadFile(filepath.Join(unitDir, unitName))
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(string(unit)).To(Equal(bootstrapUnit))
+		g.Expect(string(installed)).To(Equal(unit))
 
-		wantsLink := filepath.Join(unitDir, wantsDir, bootstrapUnitName)
+		wantsLink := filepath.Join(unitDir, wantsDir, unitName)
 		target, err := os.Readlink(wantsLink)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(target).To(Equal("../" + bootstrapUnitName))
+		g.Expect(target).To(Equal("../" + unitName))
 		linked, err := os.ReadFile(wantsLink)
 		g.Expect(err).NotTo(HaveOccurred(), "the wants link resolves")
-		g.Expect(linked).To(Equal(unit))
+		g.Expect(linked).To(Equal(installed))
 	}
 }
 
 func TestWrapperScriptHoldsNoBootstrapData(t *testing.T) {
 	g := NewWithT(t)
 	script := wrapperScript("")
-	g.Expect(script).To(ContainSubstring(BootstrapMountPath + "/" + BootstrapScriptKey))
+	g.Expect(script).To(ContainSubstring(MountPath + "/" + ScriptKey))
 	g.Expect(script).NotTo(ContainSubstring("kubeadm"))
 	g.Expect(script).NotTo(ContainSubstring("token"))
 }
 
 func TestBootstrapUnitRunsOnceAndEndsTheContainerOnFailure(t *testing.T) {
-	lines := strings.Split(bootstrapUnit, "\n")
+	lines := strings.Split(unit, "\n")
 	tests := []struct {
 		name, wantLine string
 	}{
@@ -90,7 +90,7 @@ func TestBootstrapUnitRunsOnceAndEndsTheContainerOnFailure(t *testing.T) {
 		{name: "errors to the Pod log", wantLine: "StandardError=journal+console"},
 		{name: "enabled in multi-user.target", wantLine: "WantedBy=multi-user.target"},
 		{name: "failure exit code", wantLine: `ExecStopPost=/bin/bash -c 'if [ "$$SERVICE_RESULT" != success ]; then echo "capk-bootstrap: failed"; systemctl --no-block exit ` +
-			strconv.Itoa(BootstrapFailedExitCode) + `; fi'`},
+			strconv.Itoa(FailedExitCode) + `; fi'`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,11 +115,11 @@ func verifyWithSystemdAnalyze(g Gomega, t *testing.T) {
 		t.Log("systemd-analyze not found: the unit was not checked with systemd-analyze verify")
 		return
 	}
-	path := filepath.Join(t.TempDir(), bootstrapUnitName)
-	g.Expect(os.WriteFile(path, []byte(bootstrapUnit), 0o600)).To(Succeed())
+	path := filepath.Join(t.TempDir(), unitName)
+	g.Expect(os.WriteFile(path, []byte(unit), 0o600)).To(Succeed())
 	out, err := exec.Command(analyze, "verify", "--man=no", path).CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), string(out))
-	g.Expect(string(out)).NotTo(ContainSubstring(bootstrapUnitName), "no warnings about the unit")
+	g.Expect(string(out)).NotTo(ContainSubstring(unitName), "no warnings about the unit")
 }
 
 func TestFailureHookEndsTheContainerWithTheFailedExitCodeOnlyOnFailure(t *testing.T) {
