@@ -14,6 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// Storage migration of the provider's CRDs to the hub version at start-up.
+
 package controller
 
 import (

@@ -14,6 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// The KubernetesCluster reconciler: its watches, identity (finalizer and owner ID), steps and deletion.
+
 package controller
 
 import (
@@ -25,16 +27,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/annotations"
-	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/patch"
-	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -204,61 +202,9 @@ func (r *KubernetesClusterReconciler) patchKubernetesCluster(ctx context.Context
 	return err
 }
 
-// reconcilePaused shows whether the object is paused. A paused object gets its
-// Paused condition written at once and nothing else; an unpaused one gets
-// Paused=False in the reconcile's single patch, which saves a write and a
-// reconcile per object.
-func reconcilePaused(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, obj conditionsObject) (bool, error) {
-	if isPaused(cluster, obj) {
-		isPaused, _, err := paused.EnsurePausedCondition(ctx, c, cluster, obj)
-		return isPaused, err
-	}
-	conditions.Set(obj, metav1.Condition{Type: clusterv1.PausedCondition, Status: metav1.ConditionFalse, Reason: clusterv1.NotPausedReason})
-	return false, nil
-}
-
-// isPaused tells whether the Cluster or the object itself is paused.
-func isPaused(cluster *clusterv1.Cluster, obj client.Object) bool {
-	return (cluster != nil && ptr.Deref(cluster.Spec.Paused, false)) || annotations.HasPaused(obj)
-}
-
-// setReadySummary sets Ready from the given conditions. A True Ready has no
-// message: Cluster API's summary would join the messages of the True
-// conditions (what a Service serves, which budgets are in place), and Cluster
-// API mirrors Ready into the Cluster's InfrastructureReady and the Machine's,
-// and from there into their Available and Ready, where a message means
-// something to look at (the framework's VerifyClusterAvailable wants none).
-// The conditions themselves keep their messages.
-func setReadySummary(obj conditionsObject, conditionTypes ...string) error {
-	if err := conditions.SetSummaryCondition(obj, obj, clusterv1.ReadyCondition, conditions.ForConditionTypes(conditionTypes)); err != nil {
-		return err
-	}
-	if ready := conditions.Get(obj, clusterv1.ReadyCondition); ready != nil && ready.Status == metav1.ConditionTrue && ready.Message != "" {
-		ready.Message = ""
-		conditions.Set(obj, *ready)
-	}
-	return nil
-}
-
-// conditionsObject is an object with v1beta2 conditions.
-type conditionsObject interface {
-	client.Object
-	conditions.Setter
-}
-
-// patchWithReadySummary sets Ready from the given conditions and writes the
-// object in one patch that owns Paused, Ready and those conditions.
-func patchWithReadySummary(ctx context.Context, patchHelper *patch.Helper, obj conditionsObject, conditionTypes ...string) error {
-	if err := setReadySummary(obj, conditionTypes...); err != nil {
-		return err
-	}
-	owned := append([]string{clusterv1.PausedCondition, clusterv1.ReadyCondition}, conditionTypes...)
-	return patchHelper.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: owned})
-}
-
 func (r *KubernetesClusterReconciler) reconcileNormal(ctx context.Context, s *clusterScope) (ctrl.Result, error) {
 	steps := []func(context.Context, *clusterScope) (ctrl.Result, error){
-		r.reconcileHosting,
+		r.connectHostingCluster,
 		r.reconcileService,
 		r.reconcileFailureDomains,
 		r.reconcilePolicies,
@@ -283,7 +229,7 @@ func (r *KubernetesClusterReconciler) reconcileDelete(ctx context.Context, s *cl
 		log.Info("Waiting for the cluster's KubernetesMachines to be deleted", "count", len(machines))
 		return ctrl.Result{}, nil
 	}
-	if res, err := r.reconcileHosting(ctx, s); err != nil || !res.IsZero() {
+	if res, err := r.connectHostingCluster(ctx, s); err != nil || !res.IsZero() {
 		return res, err
 	}
 	if err := r.deleteClusterObjects(ctx, s); err != nil {

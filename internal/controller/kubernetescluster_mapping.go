@@ -14,6 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// What wakes a KubernetesCluster: map functions, index and predicates of its watches.
+
 package controller
 
 import (

@@ -14,6 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// The KubernetesMachine reconciler: its watches, scope, steps and deletion.
+
 package controller
 
 import (
@@ -70,14 +72,12 @@ type machineScope struct {
 	cluster *clusterv1.Cluster
 	kc      *infrav1.KubernetesCluster
 	hosting *hosting.Cluster
-	node    nodepod.Machine
+	node    nodepod.Node
 	pod     *corev1.Pod
 	// waiting stops the chain of steps without an error or a requeue: an event
 	// (a Machine, Cluster or Pod change) brings the next reconcile.
 	waiting bool
 }
-
-func (s *machineScope) stop() bool { return s.waiting }
 
 // SetupWithManager registers the controller; hosting Pods on the management
 // cluster and on every remote hosting cluster wake their KubernetesMachine.
@@ -213,9 +213,9 @@ func (r *KubernetesMachineReconciler) newMachineScope(ctx context.Context, km *i
 func (r *KubernetesMachineReconciler) reconcileNormal(ctx context.Context, s *machineScope) (ctrl.Result, error) {
 	steps := []func(context.Context, *machineScope) (ctrl.Result, error){
 		r.waitForClusterInfrastructure,
-		r.reconcileHosting,
+		r.resolveHostingCluster,
 		r.waitForBootstrapData,
-		r.persistFinalizer,
+		r.persistFinalizerAndProviderID,
 		r.reconcileBootstrapSecret,
 		r.reconcileClaims,
 		r.reconcilePod,
@@ -223,7 +223,7 @@ func (r *KubernetesMachineReconciler) reconcileNormal(ctx context.Context, s *ma
 		r.reconcileBootstrapStatus,
 	}
 	for _, step := range steps {
-		if res, err := step(ctx, s); err != nil || !res.IsZero() || s.stop() {
+		if res, err := step(ctx, s); err != nil || !res.IsZero() || s.waiting {
 			return res, err
 		}
 	}
@@ -233,7 +233,7 @@ func (r *KubernetesMachineReconciler) reconcileNormal(ctx context.Context, s *ma
 // reconcileDelete removes the node Pod, then its bootstrap Secret and claims,
 // then the finalizer; it never leaves hosting objects behind.
 func (r *KubernetesMachineReconciler) reconcileDelete(ctx context.Context, s *machineScope) (ctrl.Result, error) {
-	if res, err := r.reconcileHosting(ctx, s); err != nil || !res.IsZero() {
+	if res, err := r.resolveHostingCluster(ctx, s); err != nil || !res.IsZero() {
 		return res, err
 	}
 	if s.hosting == nil {

@@ -14,6 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// How a KubernetesMachine is read and written: the cheap write model (see doc.go).
+
 package controller
 
 import (
@@ -79,13 +81,13 @@ func (r *KubernetesMachineReconciler) getKubernetesMachine(ctx context.Context, 
 	return km, r.APIReader.Get(ctx, key, km)
 }
 
-// persistFinalizer writes the finalizer, and the provider ID the node will
+// persistFinalizerAndProviderID writes the finalizer, and the provider ID the node will
 // have, before anything is created on the hosting cluster: a manager that
 // crashes after creating a hosting object can then never lose track of it.
 // The provider ID is known in advance and Cluster API reads it only once the
 // machine is provisioned, so both go in one write. Status changes made so far
 // stay for the write at the end of the reconcile.
-func (r *KubernetesMachineReconciler) persistFinalizer(ctx context.Context, s *machineScope) (ctrl.Result, error) {
+func (r *KubernetesMachineReconciler) persistFinalizerAndProviderID(ctx context.Context, s *machineScope) (ctrl.Result, error) {
 	km := s.km
 	if controllerutil.ContainsFinalizer(km, infrav1.MachineFinalizer) && km.Spec.ProviderID != "" {
 		return ctrl.Result{}, nil
@@ -116,7 +118,7 @@ func (r *KubernetesMachineReconciler) writeKubernetesMachine(ctx context.Context
 	if err := setReadySummary(km, infrav1.KubernetesMachinePodProvisionedCondition, infrav1.KubernetesMachineBootstrapSucceededCondition); err != nil {
 		return err
 	}
-	// Conditions set before persistFinalizer's write still name the old
+	// Conditions set before persistFinalizerAndProviderID's write still name the old
 	// generation; this reconcile saw the new one.
 	for i := range km.Status.Conditions {
 		km.Status.Conditions[i].ObservedGeneration = km.Generation

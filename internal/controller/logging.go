@@ -14,6 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// Logger keys shared by both reconcilers.
+
 package controller
 
 import (

@@ -30,7 +30,7 @@ const apiServerPortName = "apiserver"
 
 // NewBootstrapSecret renders the immutable Secret that carries the machine's
 // bootstrap script into the node.
-func NewBootstrapSecret(m Machine, script []byte) *corev1.Secret {
+func NewBootstrapSecret(m Node, script []byte) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: m.objectMeta(BootstrapSecretName(m.podName())),
@@ -41,7 +41,7 @@ func NewBootstrapSecret(m Machine, script []byte) *corev1.Secret {
 }
 
 // NewPersistentVolumeClaims renders one claim per volume claim template of the machine.
-func NewPersistentVolumeClaims(m Machine) []*corev1.PersistentVolumeClaim {
+func NewPersistentVolumeClaims(m Node) []*corev1.PersistentVolumeClaim {
 	claims := make([]*corev1.PersistentVolumeClaim, 0, len(m.Spec.VolumeClaimTemplates))
 	for _, template := range m.Spec.VolumeClaimTemplates {
 		claims = append(claims, newClaim(m, *template.DeepCopy()))
@@ -51,7 +51,7 @@ func NewPersistentVolumeClaims(m Machine) []*corev1.PersistentVolumeClaim {
 
 // newClaim renders the claim of one template; accessModes default to
 // infrav1.DefaultVolumeAccessMode.
-func newClaim(m Machine, template infrav1.VolumeClaimTemplate) *corev1.PersistentVolumeClaim {
+func newClaim(m Node, template infrav1.VolumeClaimTemplate) *corev1.PersistentVolumeClaim {
 	accessModes := template.AccessModes
 	if len(accessModes) == 0 {
 		accessModes = []corev1.PersistentVolumeAccessMode{infrav1.DefaultVolumeAccessMode}
@@ -71,7 +71,7 @@ func newClaim(m Machine, template infrav1.VolumeClaimTemplate) *corev1.Persisten
 
 // NewService renders the Service that selects a cluster's control-plane node
 // Pods and is the workload cluster's API endpoint.
-func NewService(c Cluster, service infrav1.ControlPlaneService) *corev1.Service {
+func NewService(c Workload, service infrav1.ControlPlaneService) *corev1.Service {
 	serviceType := corev1.ServiceType(service.Type)
 	if serviceType == "" {
 		serviceType = corev1.ServiceType(infrav1.DefaultServiceType)

@@ -103,7 +103,7 @@ func TestServiceSelectsTheControlPlaneOnPort6443(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			service := NewService(Cluster{Namespace: "mgmt-ns", Name: "wl", HostingNamespace: "hosting-ns"}, tt.service)
+			service := NewService(Workload{Namespace: "mgmt-ns", Name: "wl", HostingNamespace: "hosting-ns"}, tt.service)
 
 			g.Expect(service.Name).To(Equal("wl-apiserver"))
 			g.Expect(service.Namespace).To(Equal("hosting-ns"))
@@ -120,7 +120,7 @@ func TestServiceSelectsTheControlPlaneOnPort6443(t *testing.T) {
 
 func TestServiceUserLabelsNeverOverrideProviderLabels(t *testing.T) {
 	g := NewWithT(t)
-	service := NewService(Cluster{Namespace: "mgmt-ns", Name: "wl", HostingNamespace: "hosting-ns"}, infrav1.ControlPlaneService{
+	service := NewService(Workload{Namespace: "mgmt-ns", Name: "wl", HostingNamespace: "hosting-ns"}, infrav1.ControlPlaneService{
 		Labels:      map[string]string{"team": "ci", infrav1.ManagedByLabel: "someone-else"},
 		Annotations: map[string]string{"service.beta.kubernetes.io/aws-load-balancer-internal": "true"},
 	})

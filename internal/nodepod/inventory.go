@@ -94,7 +94,7 @@ func contains(scopes []Scope, scope Scope) bool {
 
 // NodeObjects are the machine's node Pod and bootstrap Secret, by namespace
 // and name only: what a Get or a Delete needs.
-func (m Machine) NodeObjects() []client.Object {
+func (m Node) NodeObjects() []client.Object {
 	return []client.Object{
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: m.HostingNamespace, Name: m.podName()}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: m.HostingNamespace, Name: BootstrapSecretName(m.podName())}},
@@ -103,7 +103,7 @@ func (m Machine) NodeObjects() []client.Object {
 
 // Objects are every hosting object of the machine (NodeObjects and a claim per
 // volume claim template), by namespace and name only.
-func (m Machine) Objects() []client.Object {
+func (m Node) Objects() []client.Object {
 	objects := m.NodeObjects()
 	for _, template := range m.Spec.VolumeClaimTemplates {
 		objects = append(objects, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: m.HostingNamespace, Name: ClaimName(m.podName(), template.Name)}})
@@ -114,7 +114,7 @@ func (m Machine) Objects() []client.Object {
 // Objects are the cluster's own hosting objects (its control-plane Service,
 // both disruption budgets and its NetworkPolicy), with the metadata that
 // deleting them by owner needs.
-func (c Cluster) Objects() []client.Object {
+func (c Workload) Objects() []client.Object {
 	return []client.Object{
 		&corev1.Service{ObjectMeta: c.ObjectMeta(ServiceName(c.Name))},
 		&policyv1.PodDisruptionBudget{ObjectMeta: c.ObjectMeta(ControlPlaneBudgetName(c.Name))},

@@ -67,14 +67,14 @@ func TestHostingObjectsOfAMachineAndACluster(t *testing.T) {
 		}
 		return got
 	}
-	m := Machine{Name: "w-1", Namespace: "default", ClusterName: "c", HostingNamespace: "hosting",
+	m := Node{Name: "w-1", Namespace: "default", ClusterName: "c", HostingNamespace: "hosting",
 		Spec: infrav1.KubernetesMachineSpec{VolumeClaimTemplates: []infrav1.VolumeClaimTemplate{{Name: "data"}}}}
 	pod := PodName(m.Name)
 	g.Expect(keys(m.NodeObjects())).To(Equal([]string{"Pod hosting/" + pod, "Secret hosting/" + BootstrapSecretName(pod)}))
 	g.Expect(keys(m.Objects())).To(Equal([]string{"Pod hosting/" + pod, "Secret hosting/" + BootstrapSecretName(pod),
 		"PersistentVolumeClaim hosting/" + ClaimName(pod, "data")}))
 
-	c := Cluster{Namespace: "default", Name: "c", HostingNamespace: "hosting", OwnerID: "id"}
+	c := Workload{Namespace: "default", Name: "c", HostingNamespace: "hosting", OwnerID: "id"}
 	g.Expect(keys(c.Objects())).To(Equal([]string{"Service hosting/" + ServiceName("c"),
 		"PodDisruptionBudget hosting/" + ControlPlaneBudgetName("c"), "PodDisruptionBudget hosting/" + WorkersBudgetName("c"),
 		"NetworkPolicy hosting/" + NetworkPolicyName("c")}))

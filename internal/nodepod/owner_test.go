@@ -47,21 +47,21 @@ func TestOwnerOwnsOnlyObjectsWhoseLabelsNameIt(t *testing.T) {
 		{"the same machine name in another namespace", Owner{Namespace: "other-ns", Cluster: "wl", Machine: machine.Name}, NewPod(machine), false},
 		{"the same machine name in another cluster", Owner{Namespace: "mgmt-ns", Cluster: "twin", Machine: machine.Name}, NewPod(machine), false},
 		{"another machine of the cluster", Owner{Namespace: "mgmt-ns", Cluster: "wl", Machine: "wl-md-0"}, NewPod(machine), false},
-		{"the cluster's Service", tenant, NewService(Cluster{Namespace: "mgmt-ns", Name: "wl", HostingNamespace: "hosting-ns"}, infrav1.ControlPlaneService{}), true},
-		{"a twin cluster's Service", Owner{Namespace: "other-ns", Cluster: "wl"}, NewService(Cluster{Namespace: "mgmt-ns", Name: "wl", HostingNamespace: "hosting-ns"}, infrav1.ControlPlaneService{}), false},
+		{"the cluster's Service", tenant, NewService(Workload{Namespace: "mgmt-ns", Name: "wl", HostingNamespace: "hosting-ns"}, infrav1.ControlPlaneService{}), true},
+		{"a twin cluster's Service", Owner{Namespace: "other-ns", Cluster: "wl"}, NewService(Workload{Namespace: "mgmt-ns", Name: "wl", HostingNamespace: "hosting-ns"}, infrav1.ControlPlaneService{}), false},
 		{"a machine's object is not the cluster's", tenant, NewPod(machine), false},
 		{"not managed by the provider", tenant, withLabels(map[string]string{
 			clusterv1.ClusterNameLabel: "wl", infrav1.ClusterNamespaceLabel: "mgmt-ns",
 		}), false},
 		{"no labels at all", tenant, withLabels(nil), false},
 		{"the same owner ID", Owner{Namespace: "mgmt-ns", Cluster: "wl", ID: "a1"},
-			clusterObject(Cluster{Namespace: "mgmt-ns", Name: "wl", OwnerID: "a1"}), true},
+			clusterObject(Workload{Namespace: "mgmt-ns", Name: "wl", OwnerID: "a1"}), true},
 		{"a twin of the same names on another management cluster", Owner{Namespace: "mgmt-ns", Cluster: "wl", ID: "a1"},
-			clusterObject(Cluster{Namespace: "mgmt-ns", Name: "wl", OwnerID: "b2"}), false},
+			clusterObject(Workload{Namespace: "mgmt-ns", Name: "wl", OwnerID: "b2"}), false},
 		{"an object of an earlier release, without owner ID", Owner{Namespace: "mgmt-ns", Cluster: "wl", ID: "a1"},
-			clusterObject(Cluster{Namespace: "mgmt-ns", Name: "wl"}), true},
+			clusterObject(Workload{Namespace: "mgmt-ns", Name: "wl"}), true},
 		{"an owner without ID never owns an object with one", tenant,
-			clusterObject(Cluster{Namespace: "mgmt-ns", Name: "wl", OwnerID: "b2"}), false},
+			clusterObject(Workload{Namespace: "mgmt-ns", Name: "wl", OwnerID: "b2"}), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,7 +71,7 @@ func TestOwnerOwnsOnlyObjectsWhoseLabelsNameIt(t *testing.T) {
 }
 
 // clusterObject is the metadata of one of the cluster's objects.
-func clusterObject(c Cluster) metav1.Object {
+func clusterObject(c Workload) metav1.Object {
 	meta := c.ObjectMeta(NetworkPolicyName(c.Name))
 	return &meta
 }
@@ -86,6 +86,6 @@ func TestOwnerOfGivesFullNamesFromAnnotationsOrLabels(t *testing.T) {
 
 	legacy := &metav1.ObjectMeta{Labels: MachineLabels("mgmt-ns", "wl", "wl-md-0", false)} // written before the annotations
 	g.Expect(OwnerOf(legacy)).To(Equal(Owner{Namespace: "mgmt-ns", Cluster: "wl", Machine: "wl-md-0"}))
-	g.Expect(OwnerOf(NewService(Cluster{Namespace: "mgmt-ns", Name: "wl", HostingNamespace: "hosting-ns"}, infrav1.ControlPlaneService{}))).
+	g.Expect(OwnerOf(NewService(Workload{Namespace: "mgmt-ns", Name: "wl", HostingNamespace: "hosting-ns"}, infrav1.ControlPlaneService{}))).
 		To(Equal(Owner{Namespace: "mgmt-ns", Cluster: "wl"}))
 }

@@ -49,9 +49,9 @@ const (
 	claimVolumePrefix = "claim-"
 )
 
-// Machine is what NewPod, NewBootstrapSecret and NewPersistentVolumeClaims
+// Node is what NewPod, NewBootstrapSecret and NewPersistentVolumeClaims
 // render from.
-type Machine struct {
+type Node struct {
 	// Name and Namespace are those of the KubernetesMachine (management side).
 	Name, Namespace string
 	ClusterName     string
@@ -67,20 +67,20 @@ type Machine struct {
 	OwnerID string
 }
 
-func (m Machine) podName() string { return PodName(m.Name) }
+func (m Node) podName() string { return PodName(m.Name) }
 
-func (m Machine) labels() map[string]string {
+func (m Node) labels() map[string]string {
 	return MachineLabels(m.Namespace, m.ClusterName, m.Name, m.ControlPlane)
 }
 
 // Owner is who the machine's hosting objects belong to.
-func (m Machine) Owner() Owner {
+func (m Node) Owner() Owner {
 	return Owner{Namespace: m.Namespace, Cluster: m.ClusterName, Machine: m.Name, ID: m.OwnerID}
 }
 
 // objectMeta is the metadata every hosting object of the machine shares; no
 // ownerReferences, so that nothing on the management side can garbage-collect a node.
-func (m Machine) objectMeta(name string) metav1.ObjectMeta {
+func (m Node) objectMeta(name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name: name, Namespace: m.HostingNamespace, Labels: m.Owner().withOwnerID(m.labels()),
 		Annotations: m.Owner().annotations(),
@@ -88,7 +88,7 @@ func (m Machine) objectMeta(name string) metav1.ObjectMeta {
 }
 
 // NewPod renders the node Pod of a machine.
-func NewPod(m Machine) *corev1.Pod {
+func NewPod(m Node) *corev1.Pod {
 	spec := m.Spec.DeepCopy()
 	meta := m.objectMeta(m.podName())
 	meta.Labels = withProviderLabels(spec.PodMetadata.Labels, meta.Labels)
@@ -119,7 +119,7 @@ func NewPod(m Machine) *corev1.Pod {
 }
 
 // nodeContainer is the privileged container that runs systemd as PID 1.
-func nodeContainer(m Machine, spec *infrav1.KubernetesMachineSpec) corev1.Container {
+func nodeContainer(m Node, spec *infrav1.KubernetesMachineSpec) corev1.Container {
 	return corev1.Container{
 		Name:            NodeContainerName,
 		Image:           m.Image,
@@ -179,7 +179,7 @@ func nodeSelector(user map[string]string, failureDomain string) map[string]strin
 // its workers different hosting nodes. The constraints are soft, so a small
 // or zone-less hosting cluster still schedules every Pod, and a failure
 // domain's node selector still pins the zone.
-func topologySpread(m Machine, spec *infrav1.KubernetesMachineSpec) []corev1.TopologySpreadConstraint {
+func topologySpread(m Node, spec *infrav1.KubernetesMachineSpec) []corev1.TopologySpreadConstraint {
 	if len(spec.TopologySpreadConstraints) > 0 {
 		return spec.TopologySpreadConstraints
 	}

@@ -31,8 +31,8 @@ import (
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/bootstrap"
 )
 
-func testMachine(controlPlane bool) Machine {
-	return Machine{
+func testMachine(controlPlane bool) Node {
+	return Node{
 		Name:             "wl-cp-abcde",
 		Namespace:        "mgmt-ns",
 		ClusterName:      "wl",

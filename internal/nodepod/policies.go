@@ -27,9 +27,9 @@ import (
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 )
 
-// Cluster names a workload cluster's hosting objects: the namespace and name
+// Workload names a workload cluster's hosting objects: the namespace and name
 // of its Cluster API Cluster on the management side, and the hosting namespace.
-type Cluster struct {
+type Workload struct {
 	Namespace, Name  string
 	HostingNamespace string
 	// OwnerID is the KubernetesCluster's owner ID (infrav1.OwnerIDAnnotation).
@@ -37,10 +37,10 @@ type Cluster struct {
 }
 
 // Owner is who the cluster's own hosting objects belong to.
-func (c Cluster) Owner() Owner { return Owner{Namespace: c.Namespace, Cluster: c.Name, ID: c.OwnerID} }
+func (c Workload) Owner() Owner { return Owner{Namespace: c.Namespace, Cluster: c.Name, ID: c.OwnerID} }
 
 // ObjectMeta is the metadata of the cluster's hosting object name.
-func (c Cluster) ObjectMeta(name string) metav1.ObjectMeta {
+func (c Workload) ObjectMeta(name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name: name, Namespace: c.HostingNamespace, Labels: c.Owner().withOwnerID(ClusterLabels(c.Namespace, c.Name)),
 		Annotations: c.Owner().annotations(),
@@ -70,13 +70,13 @@ func WorkersMinAvailable(n int, maxUnavailable intstr.IntOrString) (int32, error
 
 // NewControlPlaneBudget renders the PodDisruptionBudget that keeps minAvailable
 // of the cluster's control-plane node Pods running.
-func NewControlPlaneBudget(c Cluster, minAvailable int32) *policyv1.PodDisruptionBudget {
+func NewControlPlaneBudget(c Workload, minAvailable int32) *policyv1.PodDisruptionBudget {
 	return newBudget(c.ObjectMeta(ControlPlaneBudgetName(c.Name)), ControlPlaneSelector(c.Namespace, c.Name), minAvailable)
 }
 
 // NewWorkersBudget renders the PodDisruptionBudget that keeps minAvailable of
 // the cluster's worker node Pods running.
-func NewWorkersBudget(c Cluster, minAvailable int32) *policyv1.PodDisruptionBudget {
+func NewWorkersBudget(c Workload, minAvailable int32) *policyv1.PodDisruptionBudget {
 	return newBudget(c.ObjectMeta(WorkersBudgetName(c.Name)), RoleSelector(c.Namespace, c.Name, false), minAvailable)
 }
 
@@ -99,7 +99,7 @@ func newBudget(meta metav1.ObjectMeta, selector map[string]string, minAvailable 
 // Pods (the management cluster's controllers when it hosts, tools) and from
 // apiServerClients. Other clusters' node Pods reach neither their API server
 // nor their kubelets.
-func NewNetworkPolicy(c Cluster, apiServerClients []networkingv1.NetworkPolicyPeer) *networkingv1.NetworkPolicy {
+func NewNetworkPolicy(c Workload, apiServerClients []networkingv1.NetworkPolicyPeer) *networkingv1.NetworkPolicy {
 	sameCluster := &metav1.LabelSelector{MatchLabels: ClusterLabels(c.Namespace, c.Name)}
 	notNodePods := networkingv1.NetworkPolicyPeer{
 		NamespaceSelector: &metav1.LabelSelector{},

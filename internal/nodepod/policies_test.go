@@ -29,7 +29,7 @@ import (
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 )
 
-var testCluster = Cluster{Namespace: "mgmt-ns", Name: "wl", HostingNamespace: "hosting-ns"}
+var testCluster = Workload{Namespace: "mgmt-ns", Name: "wl", HostingNamespace: "hosting-ns"}
 
 func TestQuorumMinAvailableKeepsAMajority(t *testing.T) {
 	g := NewWithT(t)

@@ -30,7 +30,7 @@ const modulesHostPathType = corev1.HostPathDirectoryOrCreate
 
 // podVolumes are the volumes a kind-style node needs, the bootstrap Secret and
 // the machine's claims.
-func podVolumes(m Machine) []corev1.Volume {
+func podVolumes(m Node) []corev1.Volume {
 	volumes := []corev1.Volume{
 		emptyDirVolume(runVolume, corev1.StorageMediumMemory),
 		emptyDirVolume(tmpVolume, corev1.StorageMediumMemory),
@@ -57,7 +57,7 @@ func podVolumes(m Machine) []corev1.Volume {
 }
 
 // volumeMounts mount every volume of podVolumes into the node container.
-func volumeMounts(m Machine) []corev1.VolumeMount {
+func volumeMounts(m Node) []corev1.VolumeMount {
 	mounts := []corev1.VolumeMount{
 		{Name: runVolume, MountPath: "/run"},
 		{Name: tmpVolume, MountPath: "/tmp"},

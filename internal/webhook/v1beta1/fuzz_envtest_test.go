@@ -124,7 +124,7 @@ func renderHostingObjects(machine *infrav1.KubernetesMachine) []client.Object {
 	if image == "" {
 		image = nodepod.ImageForVersion("v1.36.3")
 	}
-	m := nodepod.Machine{Name: machine.Name, Namespace: machine.Namespace, ClusterName: "fuzz",
+	m := nodepod.Node{Name: machine.Name, Namespace: machine.Namespace, ClusterName: "fuzz",
 		Spec: machine.Spec, HostingNamespace: machine.Namespace, Image: image}
 	objects := []client.Object{nodepod.NewPod(m)}
 	for _, claim := range nodepod.NewPersistentVolumeClaims(m) {
