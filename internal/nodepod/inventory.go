@@ -19,6 +19,7 @@ package nodepod
 import (
 	"fmt"
 	"reflect"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -65,7 +66,7 @@ var Kinds = []Kind{
 func Objects(scopes ...Scope) []client.Object {
 	var objects []client.Object
 	for _, kind := range Kinds {
-		if len(scopes) == 0 || contains(scopes, kind.Scope) {
+		if len(scopes) == 0 || slices.Contains(scopes, kind.Scope) {
 			objects = append(objects, kind.New())
 		}
 	}
@@ -81,15 +82,6 @@ func KindName(obj client.Object) string {
 		}
 	}
 	return fmt.Sprintf("%T", obj)
-}
-
-func contains(scopes []Scope, scope Scope) bool {
-	for _, s := range scopes {
-		if s == scope {
-			return true
-		}
-	}
-	return false
 }
 
 // NodeObjects are the machine's node Pod and bootstrap Secret, by namespace
