@@ -215,6 +215,10 @@ func validateTolerations(tolerations []corev1.Toleration, path *field.Path) fiel
 			if toleration.Key == "" {
 				errs = append(errs, field.Invalid(p.Child("operator"), toleration.Operator, "must be Exists when key is empty"))
 			}
+			// The value is matched against a taint's, which is a label value.
+			for _, msg := range validation.IsValidLabelValue(toleration.Value) {
+				errs = append(errs, field.Invalid(p.Child("value"), toleration.Value, msg))
+			}
 		case corev1.TolerationOpExists:
 			if toleration.Value != "" {
 				errs = append(errs, field.Invalid(p.Child("value"), toleration.Value, "must be empty when operator is Exists"))

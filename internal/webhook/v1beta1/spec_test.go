@@ -71,6 +71,9 @@ func TestValidateMachineSpec(t *testing.T) {
 		{name: "toleration Exists with value", mutate: func(s *infrav1.KubernetesMachineSpec) {
 			s.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists, Value: "x"}}
 		}, wantField: "spec.tolerations[0].value"},
+		{name: "toleration value not a label value", mutate: func(s *infrav1.KubernetesMachineSpec) {
+			s.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpEqual, Value: "cap\uFFFD"}}
+		}, wantField: "spec.tolerations[0].value"},
 		{name: "toleration unknown operator", mutate: func(s *infrav1.KubernetesMachineSpec) {
 			s.Tolerations = []corev1.Toleration{{Key: "k", Operator: "Gt"}}
 		}, wantField: "spec.tolerations[0].operator"},
