@@ -19,12 +19,9 @@ limitations under the License.
 package controller
 
 import (
-	"context"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
-	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
@@ -61,16 +58,6 @@ func setReadySummary(obj conditionsObject, conditionTypes ...string) error {
 type conditionsObject interface {
 	client.Object
 	conditions.Setter
-}
-
-// patchWithReadySummary sets Ready from the given conditions and writes the
-// object in one patch that owns Paused, Ready and those conditions.
-func patchWithReadySummary(ctx context.Context, patchHelper *patch.Helper, obj conditionsObject, conditionTypes ...string) error {
-	if err := setReadySummary(obj, conditionTypes...); err != nil {
-		return err
-	}
-	owned := append([]string{clusterv1.PausedCondition, clusterv1.ReadyCondition}, conditionTypes...)
-	return patchHelper.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: owned})
 }
 
 func setPodProvisioned(km *infrav1.KubernetesMachine, status metav1.ConditionStatus, reason, message string) {

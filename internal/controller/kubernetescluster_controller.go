@@ -32,7 +32,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/annotations"
-	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -46,6 +45,7 @@ import (
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/writer"
 )
 
 // KubernetesClusterReconciler keeps a workload cluster's control-plane Service on
@@ -56,6 +56,8 @@ type KubernetesClusterReconciler struct {
 	Hosting     *hosting.Registry
 	Recorder    events.EventRecorder
 	WatchFilter string
+
+	writer *writer.Writer[*infrav1.KubernetesCluster]
 }
 
 // clusterScope is what one reconcile of a KubernetesCluster works on.
@@ -70,6 +72,8 @@ type clusterScope struct {
 // on every remote hosting cluster.
 func (r *KubernetesClusterReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
 	log := ctrl.LoggerFrom(ctx)
+	r.writer = writer.New(r.Client, r.APIReader, infrav1.ClusterFinalizer,
+		func(dst, src *infrav1.KubernetesCluster) { dst.Status = src.Status })
 	if err := indexKubernetesClusterByHostingSecret(ctx, mgr); err != nil {
 		return err
 	}
@@ -107,7 +111,7 @@ func (r *KubernetesClusterReconciler) SetupWithManager(ctx context.Context, mgr 
 func (r *KubernetesClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
 	log := ctrl.LoggerFrom(ctx)
 	kc := &infrav1.KubernetesCluster{}
-	if err := r.Client.Get(ctx, req.NamespacedName, kc); err != nil {
+	if err := r.writer.Get(ctx, req.NamespacedName, kc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	cluster, err := util.GetOwnerCluster(ctx, r.Client, kc.ObjectMeta)
@@ -129,15 +133,12 @@ func (r *KubernetesClusterReconciler) Reconcile(ctx context.Context, req ctrl.Re
 			return ctrl.Result{}, err
 		}
 	}
-	patchHelper, err := patch.NewHelper(kc, r.Client)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
+	base := kc.DeepCopy()
 	if isPaused, err := reconcilePaused(ctx, r.Client, cluster, kc); err != nil || isPaused {
 		return ctrl.Result{}, err
 	}
 	defer func() {
-		if err := r.patchKubernetesCluster(ctx, patchHelper, kc); err != nil {
+		if err := r.writeKubernetesCluster(ctx, base, kc); err != nil {
 			reterr = errors.Join(reterr, err)
 		}
 	}()
@@ -167,10 +168,8 @@ func (r *KubernetesClusterReconciler) persistIdentity(ctx context.Context, kc *i
 		}
 		annotations.AddAnnotations(kc, map[string]string{infrav1.OwnerIDAnnotation: id})
 	}
-	if err := r.Client.Patch(ctx, kc, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("adding the finalizer and owner ID to KubernetesCluster %s: %w", klog.KObj(kc), err)
-	}
-	return nil
+	_, err := r.writer.Persist(ctx, base, kc)
+	return err
 }
 
 // newOwnerID is 64 random bits in hex: unique among the clusters that may
@@ -183,23 +182,20 @@ func newOwnerID() (string, error) {
 	return hex.EncodeToString(id), nil
 }
 
-// patchKubernetesCluster writes the reconcile's changes. A reconcile that
-// started from a cached copy older than the removal of the finalizer finds the
-// cluster gone when it writes: that is the end of a normal deletion, not an
-// error, and it is told apart by a live read.
-func (r *KubernetesClusterReconciler) patchKubernetesCluster(ctx context.Context, patchHelper *patch.Helper, kc *infrav1.KubernetesCluster) error {
-	err := patchWithReadySummary(ctx, patchHelper, kc,
+// writeKubernetesCluster sets the Ready summary and writes what the reconcile
+// changed since base (internal/writer: metadata and spec in one patch, the
+// status in another, nothing when nothing changed). A reconcile that started
+// from a cached copy older than the removal of the finalizer finds the cluster
+// gone: that is the end of a normal deletion, not an error.
+func (r *KubernetesClusterReconciler) writeKubernetesCluster(ctx context.Context, base, kc *infrav1.KubernetesCluster) error {
+	if err := setReadySummary(kc,
 		infrav1.KubernetesClusterHostingClusterReachableCondition,
 		infrav1.KubernetesClusterLoadBalancerAvailableCondition,
 		infrav1.KubernetesClusterHostingPoliciesReadyCondition,
-	)
-	if err == nil || !isDeleting(kc) || controllerutil.ContainsFinalizer(kc, infrav1.ClusterFinalizer) {
+	); err != nil {
 		return err
 	}
-	if apierrors.IsNotFound(r.APIReader.Get(ctx, client.ObjectKeyFromObject(kc), &infrav1.KubernetesCluster{})) {
-		return nil
-	}
-	return err
+	return r.writer.Write(ctx, base, kc)
 }
 
 func (r *KubernetesClusterReconciler) reconcileNormal(ctx context.Context, s *clusterScope) (ctrl.Result, error) {

@@ -46,6 +46,7 @@ import (
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/writer"
 )
 
 // KubernetesMachineReconciler runs one node Pod per KubernetesMachine on the
@@ -59,7 +60,7 @@ type KubernetesMachineReconciler struct {
 	Recorder    events.EventRecorder
 	WatchFilter string
 
-	written ownWrites
+	writer *writer.Writer[*infrav1.KubernetesMachine]
 }
 
 // machineScope is what one reconcile of a KubernetesMachine works on.
@@ -83,6 +84,8 @@ type machineScope struct {
 // cluster and on every remote hosting cluster wake their KubernetesMachine.
 func (r *KubernetesMachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
 	log := ctrl.LoggerFrom(ctx)
+	r.writer = writer.New(r.Client, r.APIReader, infrav1.MachineFinalizer,
+		func(dst, src *infrav1.KubernetesMachine) { dst.Status = src.Status })
 	podToMachine := handler.EnqueueRequestsFromMapFunc(podToKubernetesMachine)
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&infrav1.KubernetesMachine{}).
@@ -163,8 +166,8 @@ func hostingChanged() predicate.Funcs {
 
 // Reconcile brings one KubernetesMachine closer to its desired state.
 func (r *KubernetesMachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
-	km, err := r.getKubernetesMachine(ctx, req.NamespacedName)
-	if err != nil {
+	km := &infrav1.KubernetesMachine{}
+	if err := r.writer.Get(ctx, req.NamespacedName, km); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if annotations.IsExternallyManaged(km) {

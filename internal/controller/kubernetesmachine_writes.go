@@ -14,16 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// How a KubernetesMachine is read and written: the cheap write model (see doc.go).
+// What a KubernetesMachine's reconcile writes to it: its identity first, then what changed (see doc.go).
 
 package controller
 
 import (
 	"context"
 	"fmt"
-	"sync"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,53 +31,6 @@ import (
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
 )
-
-// A KubernetesMachine costs as few API writes as its state changes need: one
-// for the finalizer and provider ID, one per status change (conditions
-// included), none when a reconcile changes nothing. The status belongs to this
-// controller alone, so it is written in one merge patch.
-
-// ownWrites remembers the resourceVersion each KubernetesMachine got from this
-// controller's last write. A reconcile that starts before the cache has seen
-// that write (its own write's event, or a Pod's, can come first) reads the
-// object live: acting on the stale copy would repeat the write.
-type ownWrites struct {
-	mu       sync.Mutex
-	versions map[client.ObjectKey]string
-}
-
-func (w *ownWrites) record(obj client.Object) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.versions == nil {
-		w.versions = map[client.ObjectKey]string{}
-	}
-	w.versions[client.ObjectKeyFromObject(obj)] = obj.GetResourceVersion()
-}
-
-// unseen reports whether the cached obj may predate this controller's last
-// write of it, and forgets that write: the caller reads the object live.
-func (w *ownWrites) unseen(obj client.Object) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	key := client.ObjectKeyFromObject(obj)
-	version, ok := w.versions[key]
-	delete(w.versions, key)
-	return ok && version != obj.GetResourceVersion()
-}
-
-// getKubernetesMachine reads the machine from the cache, or live when the
-// cache may not have this controller's last write yet.
-func (r *KubernetesMachineReconciler) getKubernetesMachine(ctx context.Context, key client.ObjectKey) (*infrav1.KubernetesMachine, error) {
-	km := &infrav1.KubernetesMachine{}
-	if err := r.Client.Get(ctx, key, km); err != nil {
-		return nil, err
-	}
-	if !r.written.unseen(km) {
-		return km, nil
-	}
-	return km, r.APIReader.Get(ctx, key, km)
-}
 
 // persistFinalizerAndProviderID writes the finalizer, and the provider ID the node will
 // have, before anything is created on the hosting cluster: a manager that
@@ -97,22 +48,22 @@ func (r *KubernetesMachineReconciler) persistFinalizerAndProviderID(ctx context.
 			return ctrl.Result{}, err
 		}
 	}
-	base, status := km.DeepCopy(), km.Status.DeepCopy()
+	base := km.DeepCopy()
 	controllerutil.AddFinalizer(km, infrav1.MachineFinalizer)
 	if km.Spec.ProviderID == "" {
 		km.Spec.ProviderID = nodepod.ProviderID(s.hosting.Namespace, nodepod.PodName(km.Name))
 	}
-	if err := r.Client.Patch(ctx, km, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		return ctrl.Result{}, fmt.Errorf("adding the finalizer to KubernetesMachine %s: %w", klog.KObj(km), err)
+	stored, err := r.writer.Persist(ctx, base, km)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	r.written.record(km)
-	// km now holds what is stored: the write at the end starts from there.
-	s.base, km.Status = km.DeepCopy(), *status
+	s.base = stored // the write at the end starts from what is stored
 	return ctrl.Result{}, nil
 }
 
 // writeKubernetesMachine sets the Ready summary and writes what the reconcile
-// changed since s.base: metadata and spec in one patch, status in another.
+// changed since s.base (internal/writer: metadata and spec in one patch, the
+// status in another, nothing when nothing changed).
 func (r *KubernetesMachineReconciler) writeKubernetesMachine(ctx context.Context, s *machineScope) error {
 	km := s.km
 	if err := setReadySummary(km, infrav1.KubernetesMachinePodProvisionedCondition, infrav1.KubernetesMachineBootstrapSucceededCondition); err != nil {
@@ -123,30 +74,7 @@ func (r *KubernetesMachineReconciler) writeKubernetesMachine(ctx context.Context
 	for i := range km.Status.Conditions {
 		km.Status.Conditions[i].ObservedGeneration = km.Generation
 	}
-	status := km.Status.DeepCopy()
-	if !equality.Semantic.DeepEqual(s.base.ObjectMeta, km.ObjectMeta) || !equality.Semantic.DeepEqual(s.base.Spec, km.Spec) {
-		if err := r.Client.Patch(ctx, km, client.MergeFrom(s.base)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("writing KubernetesMachine %s: %w", klog.KObj(km), err)
-		}
-		r.written.record(km)
-		km.Status = *status // the patch's answer holds the stored status
-	}
-	return r.writeStatus(ctx, s)
-}
-
-// writeStatus writes the status when it changed, unless the machine is gone
-// with its finalizer.
-func (r *KubernetesMachineReconciler) writeStatus(ctx context.Context, s *machineScope) error {
-	km := s.km
-	removed := !km.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(km, infrav1.MachineFinalizer)
-	if removed || equality.Semantic.DeepEqual(s.base.Status, km.Status) {
-		return nil
-	}
-	if err := r.Client.Status().Patch(ctx, km, client.MergeFrom(s.base)); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("writing the status of KubernetesMachine %s: %w", klog.KObj(km), err)
-	}
-	r.written.record(km)
-	return nil
+	return r.writer.Write(ctx, s.base, km)
 }
 
 // namesHeldByAnother reports (as a NameConflict) whether the node Pod's name or
