@@ -18,10 +18,8 @@ limitations under the License.
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"flag"
-	"fmt"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -147,7 +145,11 @@ func run(opts *options) error {
 		return err
 	}
 	ctx := ctrl.SetupSignalHandler()
-	if err := setupControllers(ctx, mgr, opts); err != nil {
+	if err := infracontroller.Setup(ctx, mgr, infracontroller.Options{
+		Reconcile:  controller.Options{MaxConcurrentReconciles: opts.concurrency},
+		HostingQPS: opts.kubeAPIQPS, HostingBurst: opts.kubeAPIBurst,
+		WatchFilter: opts.watchFilter, SkipCRDMigrationPhases: opts.skipCRDMigration,
+	}); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -157,31 +159,4 @@ func run(opts *options) error {
 		return err
 	}
 	return mgr.Start(ctx)
-}
-
-// setupControllers registers the hosting cluster registry, the reconcilers
-// and the CRD migrator.
-func setupControllers(ctx context.Context, mgr ctrl.Manager, opts *options) error {
-	registry := hosting.NewRegistry(mgr, opts.kubeAPIQPS, opts.kubeAPIBurst)
-	if err := mgr.Add(registry); err != nil {
-		return err
-	}
-	recorder := mgr.GetEventRecorder("kubernetes-provider")
-	controllerOptions := controller.Options{MaxConcurrentReconciles: opts.concurrency}
-	if err := (&infracontroller.KubernetesClusterReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Hosting: registry, Recorder: recorder, WatchFilter: opts.watchFilter,
-	}).SetupWithManager(ctx, mgr, controllerOptions); err != nil {
-		return fmt.Errorf("setting up the KubernetesCluster controller: %w", err)
-	}
-	if err := (&infracontroller.KubernetesMachineReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Hosting: registry, Recorder: recorder, WatchFilter: opts.watchFilter,
-	}).SetupWithManager(ctx, mgr, controllerOptions); err != nil {
-		return fmt.Errorf("setting up the KubernetesMachine controller: %w", err)
-	}
-	// One at a time: a migration rewrites every object of a kind.
-	if err := infracontroller.NewCRDMigrator(mgr.GetClient(), mgr.GetAPIReader(), opts.skipCRDMigration).
-		SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 1}); err != nil {
-		return fmt.Errorf("setting up the CRD migrator: %w", err)
-	}
-	return nil
 }

@@ -72,26 +72,11 @@ func run(m *testing.M) (int, error) {
 // setupControllers registers the controllers as cmd/main.go does, with a client
 // that counts the management writes of each KubernetesMachine.
 func setupControllers(mgr ctrl.Manager) error {
-	ctx := context.Background()
-	registry := hosting.NewRegistry(mgr, 50, 100)
-	if err := mgr.Add(registry); err != nil {
-		return err
-	}
-	recorder := mgr.GetEventRecorder("kubernetes-provider")
-	options := controller.Options{MaxConcurrentReconciles: 4, SkipNameValidation: ptr.To(true)}
-	countingClient := writes.wrap(mgr.GetClient())
-	if err := (&infracontroller.KubernetesClusterReconciler{
-		Client: reconciles.wrap(mgr.GetClient()), APIReader: mgr.GetAPIReader(), Hosting: registry, Recorder: recorder,
-	}).SetupWithManager(ctx, mgr, options); err != nil {
-		return err
-	}
-	if err := (&infracontroller.KubernetesMachineReconciler{
-		Client: countingClient, APIReader: mgr.GetAPIReader(), Hosting: registry, Recorder: recorder,
-	}).SetupWithManager(ctx, mgr, options); err != nil {
-		return err
-	}
-	return infracontroller.NewCRDMigrator(mgr.GetClient(), mgr.GetAPIReader(), nil).
-		SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: ptr.To(true)})
+	return infracontroller.Setup(context.Background(), mgr, infracontroller.Options{
+		Reconcile:  controller.Options{MaxConcurrentReconciles: 4, SkipNameValidation: ptr.To(true)},
+		HostingQPS: 50, HostingBurst: 100,
+		ClusterClient: reconciles.wrap, MachineClient: writes.wrap,
+	})
 }
 
 // newNamespace creates a namespace of the test's own on the management cluster.

@@ -19,7 +19,6 @@ package crash_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -147,21 +146,10 @@ func startManager(killAfter int) (*manager, error) {
 }
 
 func setupControllers(mgr ctrl.Manager) error {
-	ctx := context.Background()
-	registry := hosting.NewRegistry(mgr, 100, 200)
-	if err := mgr.Add(registry); err != nil {
-		return err
-	}
-	recorder := mgr.GetEventRecorder("kubernetes-provider")
-	options := controller.Options{MaxConcurrentReconciles: 10}
-	if err := (&infracontroller.KubernetesClusterReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Hosting: registry, Recorder: recorder,
-	}).SetupWithManager(ctx, mgr, options); err != nil {
-		return fmt.Errorf("setting up the KubernetesCluster controller: %w", err)
-	}
-	return (&infracontroller.KubernetesMachineReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Hosting: registry, Recorder: recorder,
-	}).SetupWithManager(ctx, mgr, options)
+	return infracontroller.Setup(context.Background(), mgr, infracontroller.Options{
+		Reconcile:  controller.Options{MaxConcurrentReconciles: 10},
+		HostingQPS: 100, HostingBurst: 200,
+	})
 }
 
 // stop ends the manager and waits until it stopped.
