@@ -102,7 +102,7 @@ quickstart-down: ## Remove everything quickstart (or test/infra/env.sh up) creat
 # that finds new coverage is minimized for 60 s and a short run does nothing else.
 FUZZ_TARGETS ?= ./internal/bootstrap:FuzzRender \
 	./api/v1alpha1:FuzzKubernetesMachineConversion ./api/v1alpha1:FuzzKubernetesClusterConversion \
-	./internal/webhook/v1beta1:FuzzKubernetesMachineAdmission
+	./internal/webhook/v1beta1/admission:FuzzKubernetesMachineAdmission
 FUZZTIME ?= 20s
 
 .PHONY: fuzz
