@@ -18,8 +18,6 @@ package controller_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -51,33 +49,9 @@ type machineOptions struct {
 }
 
 func newTestMachine(g Gomega, tc *testCluster, name string, opts machineOptions) *testMachine {
-	ctx := context.Background()
-	labels := map[string]string{clusterv1.ClusterNameLabel: tc.cluster.Name}
-	if opts.controlPlane {
-		labels[clusterv1.MachineControlPlaneLabel] = ""
-	}
-	machine := &clusterv1.Machine{
-		ObjectMeta: metav1.ObjectMeta{Namespace: tc.namespace, Name: name, Labels: labels},
-		Spec: clusterv1.MachineSpec{
-			ClusterName: tc.cluster.Name,
-			Version:     "v1.36.3",
-			Bootstrap:   clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{APIGroup: "bootstrap.cluster.x-k8s.io", Kind: "KubeadmConfig", Name: name}},
-			InfrastructureRef: clusterv1.ContractVersionedObjectReference{
-				APIGroup: infrav1.GroupVersion.Group, Kind: "KubernetesMachine", Name: name,
-			},
-		},
-	}
-	g.Expect(env.Client.Create(ctx, machine)).To(Succeed())
-	km := &infrav1.KubernetesMachine{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: tc.namespace, Name: name, Labels: labels,
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: name, UID: machine.UID, Controller: ptr.To(true),
-			}},
-		},
-		Spec: opts.spec,
-	}
-	g.Expect(env.Client.Create(ctx, km)).To(Succeed())
+	machine, km, err := envtest.CreateMachine(context.Background(), env.Client, tc.cluster, name,
+		envtest.MachineOptions{ControlPlane: opts.controlPlane, Spec: opts.spec})
+	g.Expect(err).NotTo(HaveOccurred())
 	tm := &testMachine{machine: machine, km: km}
 	if opts.bootstrapData {
 		tm.giveBootstrapData(g, "worker-join.yaml")
@@ -88,18 +62,9 @@ func newTestMachine(g Gomega, tc *testCluster, name string, opts machineOptions)
 // giveBootstrapData does what the kubeadm bootstrap provider does: a data Secret
 // and the Machine's dataSecretName.
 func (tm *testMachine) giveBootstrapData(g Gomega, fixture string) {
-	ctx := context.Background()
-	data, err := os.ReadFile(filepath.Join(envtest.RepositoryRoot(), "internal", "bootstrap", "testdata", fixture))
+	data, err := envtest.BootstrapFixture(fixture)
 	g.Expect(err).NotTo(HaveOccurred())
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: tm.machine.Namespace, Name: tm.machine.Name + "-bootstrap-data",
-			Labels: map[string]string{clusterv1.ClusterNameLabel: tm.machine.Spec.ClusterName}},
-		Data: map[string][]byte{"value": data, "format": []byte("cloud-config")},
-	}
-	g.Expect(env.Client.Create(ctx, secret)).To(Succeed())
-	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(tm.machine), tm.machine)).To(Succeed())
-	tm.machine.Spec.Bootstrap.DataSecretName = ptr.To(secret.Name)
-	g.Expect(env.Client.Update(ctx, tm.machine)).To(Succeed())
+	g.Expect(envtest.GiveBootstrapData(context.Background(), env.Client, tm.machine, data)).To(Succeed())
 }
 
 func eventuallyKubernetesMachine(g Gomega, key client.ObjectKey, check func(Gomega, *infrav1.KubernetesMachine)) *infrav1.KubernetesMachine {

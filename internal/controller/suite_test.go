@@ -99,23 +99,9 @@ type testCluster struct {
 
 func newTestCluster(t *testing.T, g Gomega, namespace, name string, spec infrav1.KubernetesClusterSpec) *testCluster {
 	t.Helper()
-	ctx := context.Background()
-	cluster := &clusterv1.Cluster{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec: clusterv1.ClusterSpec{InfrastructureRef: clusterv1.ContractVersionedObjectReference{
-			APIGroup: infrav1.GroupVersion.Group, Kind: "KubernetesCluster", Name: name + "-infra",
-		}},
-	}
-	g.Expect(env.Client.Create(ctx, cluster)).To(Succeed())
-	kc := &infrav1.KubernetesCluster{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: namespace, Name: name + "-infra",
-			Labels:          map[string]string{clusterv1.ClusterNameLabel: name},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: name, UID: cluster.UID}},
-		},
-		Spec: spec,
-	}
-	g.Expect(env.Client.Create(ctx, kc)).To(Succeed())
+	cluster, kc, err := envtest.CreateCluster(context.Background(), env.Client, namespace, name,
+		envtest.ClusterOptions{KubernetesClusterName: name + "-infra", Spec: spec})
+	g.Expect(err).NotTo(HaveOccurred())
 	return &testCluster{namespace: namespace, cluster: cluster, kc: kc}
 }
 
@@ -127,9 +113,8 @@ func (tc *testCluster) markInfrastructureProvisioned(g Gomega) {
 	eventuallyKubernetesCluster(g, client.ObjectKeyFromObject(tc.kc), func(g Gomega, kc *infrav1.KubernetesCluster) {
 		g.Expect(kc.Annotations).To(HaveKey(infrav1.OwnerIDAnnotation))
 	})
+	g.Expect(envtest.MarkInfrastructureProvisioned(ctx, env.Client, client.ObjectKeyFromObject(tc.cluster))).To(Succeed())
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(tc.cluster), tc.cluster)).To(Succeed())
-	tc.cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
-	g.Expect(env.Client.Status().Update(ctx, tc.cluster)).To(Succeed())
 }
 
 // eventuallyKubernetesCluster re-reads the KubernetesCluster until check passes.

@@ -19,10 +19,9 @@ package bench
 import (
 	"fmt"
 	"strings"
-)
 
-// kubernetesVersion is the version of the benchmark's Machines.
-const kubernetesVersion = "v1.36.3"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
+)
 
 // BootstrapData is the cloud-config the kubeadm bootstrap provider would write
 // for a machine, shortened to what shapes the provider's work: kubeadm's
@@ -73,7 +72,7 @@ func kubeadmConfig(endpoint, clusterName string, controlPlane bool) string {
 	}
 	return "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n" +
 		"clusterName: " + clusterName + "\ncontrolPlaneEndpoint: " + endpoint + "\n" +
-		"kubernetesVersion: " + kubernetesVersion + "\n" +
+		"kubernetesVersion: " + envtest.MachineVersion + "\n" +
 		"networking:\n  podSubnet: 10.244.0.0/16\n  serviceSubnet: 10.96.0.0/12\n" +
 		"apiServer:\n  certSANs:\n  - localhost\n  - 127.0.0.1\n" +
 		"---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n" + nodeRegistration

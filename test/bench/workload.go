@@ -33,12 +33,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
 )
 
 // rawNamespace holds the Pods of the raw create rate.
@@ -227,106 +227,34 @@ func waitAllWaiting(ctx context.Context, c client.Client, machines int, timeout 
 
 // createCluster creates a Cluster and its KubernetesCluster, owned by it.
 func createCluster(ctx context.Context, c client.Client, bc benchCluster) error {
-	labels := map[string]string{clusterv1.ClusterNameLabel: bc.name}
-	cluster := &clusterv1.Cluster{
-		ObjectMeta: metav1.ObjectMeta{Namespace: bc.namespace, Name: bc.name, Labels: labels},
-		Spec: clusterv1.ClusterSpec{InfrastructureRef: clusterv1.ContractVersionedObjectReference{
-			APIGroup: infrav1.GroupVersion.Group, Kind: "KubernetesCluster", Name: bc.name,
-		}},
-	}
-	if err := c.Create(ctx, cluster); err != nil {
-		return fmt.Errorf("creating Cluster %s/%s: %w", bc.namespace, bc.name, err)
-	}
-	kc := &infrav1.KubernetesCluster{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: bc.namespace, Name: bc.name, Labels: labels,
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: bc.name, UID: cluster.UID,
-				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-			}},
-		},
+	_, _, err := envtest.CreateCluster(ctx, c, bc.namespace, bc.name, envtest.ClusterOptions{
 		Spec: infrav1.KubernetesClusterSpec{ControlPlaneService: infrav1.ControlPlaneService{Type: infrav1.ServiceTypeClusterIP}},
-	}
-	if err := c.Create(ctx, kc); err != nil {
-		return fmt.Errorf("creating KubernetesCluster %s/%s: %w", bc.namespace, bc.name, err)
-	}
-	return nil
+	})
+	return err
 }
 
 // markInfrastructureProvisioned sets the Cluster's
 // status.initialization.infrastructureProvisioned.
 func markInfrastructureProvisioned(ctx context.Context, c client.Client, bc benchCluster) error {
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cluster := &clusterv1.Cluster{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: bc.namespace, Name: bc.name}, cluster); err != nil {
-			return err
-		}
-		cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
-		return c.Status().Update(ctx, cluster)
-	})
-	if err != nil {
-		return fmt.Errorf("marking the infrastructure of Cluster %s/%s provisioned: %w", bc.namespace, bc.name, err)
-	}
-	return nil
+	return envtest.MarkInfrastructureProvisioned(ctx, c, client.ObjectKey{Namespace: bc.namespace, Name: bc.name})
 }
 
 // createMachine does what the kubeadm bootstrap provider and Cluster API's
 // Machine controller do for one machine: the bootstrap data Secret, the
 // Machine that names it, and the KubernetesMachine owned by the Machine.
 func createMachine(ctx context.Context, c client.Client, m benchMachine) error {
-	labels := map[string]string{clusterv1.ClusterNameLabel: m.cluster.name}
-	if m.controlPlane {
-		labels[clusterv1.MachineControlPlaneLabel] = ""
-	}
-	data := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: m.cluster.namespace, Name: m.name + "-bootstrap-data", Labels: labels},
-		Type:       clusterv1.ClusterSecretType,
-		Data: map[string][]byte{
-			"value": BootstrapData(m.cluster.namespace, m.cluster.name, m.controlPlane), "format": []byte("cloud-config"),
-		},
-	}
-	if err := c.Create(ctx, data); err != nil {
-		return fmt.Errorf("creating bootstrap data Secret %s/%s: %w", data.Namespace, data.Name, err)
-	}
-	machine := &clusterv1.Machine{
-		ObjectMeta: metav1.ObjectMeta{Namespace: m.cluster.namespace, Name: m.name, Labels: labels},
-		Spec: clusterv1.MachineSpec{
-			ClusterName: m.cluster.name,
-			Version:     kubernetesVersion,
-			Bootstrap:   clusterv1.Bootstrap{DataSecretName: ptr.To(data.Name)},
-			InfrastructureRef: clusterv1.ContractVersionedObjectReference{
-				APIGroup: infrav1.GroupVersion.Group, Kind: "KubernetesMachine", Name: m.name,
-			},
-		},
-	}
-	if err := c.Create(ctx, machine); err != nil {
-		return fmt.Errorf("creating Machine %s/%s: %w", machine.Namespace, machine.Name, err)
-	}
-	return createKubernetesMachine(ctx, c, m, machine)
-}
-
-// createKubernetesMachine creates the machine's KubernetesMachine with the
-// owner reference Cluster API's Machine controller sets.
-func createKubernetesMachine(ctx context.Context, c client.Client, m benchMachine, machine *clusterv1.Machine) error {
-	km := &infrav1.KubernetesMachine{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: m.cluster.namespace, Name: m.name, Labels: machine.Labels,
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: machine.Name, UID: machine.UID,
-				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-			}},
-		},
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: m.cluster.namespace, Name: m.cluster.name}}
+	_, _, err := envtest.CreateMachine(ctx, c, cluster, m.name, envtest.MachineOptions{
+		ControlPlane:  m.controlPlane,
+		BootstrapData: BootstrapData(m.cluster.namespace, m.cluster.name, m.controlPlane),
 		Spec: infrav1.KubernetesMachineSpec{
-			Image: "kindest/node:" + kubernetesVersion,
+			Image: "kindest/node:" + envtest.MachineVersion,
 			Resources: infrav1.NodeResources{Requests: corev1.ResourceList{
 				corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi"),
 			}},
 		},
-	}
-	if err := c.Create(ctx, km); err != nil {
-		return fmt.Errorf("creating KubernetesMachine %s/%s: %w", km.Namespace, km.Name, err)
-	}
-	return nil
+	})
+	return err
 }
 
 // deleteMachine deletes the machine's KubernetesMachine, Machine and bootstrap
@@ -337,7 +265,7 @@ func deleteMachine(ctx context.Context, c client.Client, m benchMachine) error {
 	objects := []client.Object{
 		&infrav1.KubernetesMachine{ObjectMeta: meta},
 		&clusterv1.Machine{ObjectMeta: meta},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: meta.Namespace, Name: m.name + "-bootstrap-data"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: meta.Namespace, Name: envtest.BootstrapDataSecretName(m.name)}},
 	}
 	for _, obj := range objects {
 		if err := c.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {

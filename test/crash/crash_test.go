@@ -23,8 +23,6 @@ package crash_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,7 +33,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -108,8 +105,7 @@ func runLife(t *testing.T, killAfter int) (killedBy string, writes int) {
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
 		g.Expect(kc.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
 	}, 60*time.Second, 100*time.Millisecond).Should(Succeed())
-	cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
-	g.Expect(env.Client.Status().Update(ctx, cluster)).To(Succeed())
+	g.Expect(envtest.MarkInfrastructureProvisioned(ctx, env.Client, client.ObjectKeyFromObject(cluster))).To(Succeed())
 	machines := []*infrav1.KubernetesMachine{
 		createMachine(g, cluster, "life-cp", true), createMachine(g, cluster, "life-md-0", false),
 	}
@@ -151,57 +147,23 @@ func newNamespace(g Gomega) string {
 }
 
 func createCluster(g Gomega, namespace, name string) (*clusterv1.Cluster, *infrav1.KubernetesCluster) {
-	ctx := context.Background()
-	cluster := &clusterv1.Cluster{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec: clusterv1.ClusterSpec{InfrastructureRef: clusterv1.ContractVersionedObjectReference{
-			APIGroup: infrav1.GroupVersion.Group, Kind: "KubernetesCluster", Name: name,
-		}},
-	}
-	g.Expect(env.Client.Create(ctx, cluster)).To(Succeed())
-	kc := &infrav1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{
-		Namespace: namespace, Name: name, Labels: map[string]string{clusterv1.ClusterNameLabel: name},
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: name, UID: cluster.UID}},
-	}}
-	g.Expect(env.Client.Create(ctx, kc)).To(Succeed())
+	cluster, kc, err := envtest.CreateCluster(context.Background(), env.Client, namespace, name, envtest.ClusterOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
 	return cluster, kc
 }
 
 // createMachine creates a Machine with its bootstrap data ready and its
 // KubernetesMachine, as Cluster API and the kubeadm bootstrap provider do.
 func createMachine(g Gomega, cluster *clusterv1.Cluster, name string, controlPlane bool) *infrav1.KubernetesMachine {
-	ctx := context.Background()
-	labels := map[string]string{clusterv1.ClusterNameLabel: cluster.Name}
 	fixture := "worker-join.yaml"
 	if controlPlane {
-		labels[clusterv1.MachineControlPlaneLabel] = ""
 		fixture = "controlplane-init.yaml"
 	}
-	data, err := os.ReadFile(filepath.Join(envtest.RepositoryRoot(), "internal", "bootstrap", "testdata", fixture))
+	data, err := envtest.BootstrapFixture(fixture)
 	g.Expect(err).NotTo(HaveOccurred())
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: name + "-bootstrap-data", Labels: labels},
-		Data:       map[string][]byte{"value": data, "format": []byte("cloud-config")},
-	}
-	g.Expect(env.Client.Create(ctx, secret)).To(Succeed())
-	machine := &clusterv1.Machine{
-		ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: name, Labels: labels},
-		Spec: clusterv1.MachineSpec{
-			ClusterName: cluster.Name, Version: "v1.36.3",
-			Bootstrap: clusterv1.Bootstrap{DataSecretName: ptr.To(secret.Name)},
-			InfrastructureRef: clusterv1.ContractVersionedObjectReference{
-				APIGroup: infrav1.GroupVersion.Group, Kind: "KubernetesMachine", Name: name,
-			},
-		},
-	}
-	g.Expect(env.Client.Create(ctx, machine)).To(Succeed())
-	km := &infrav1.KubernetesMachine{ObjectMeta: metav1.ObjectMeta{
-		Namespace: cluster.Namespace, Name: name, Labels: labels,
-		OwnerReferences: []metav1.OwnerReference{{
-			APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: name, UID: machine.UID, Controller: ptr.To(true),
-		}},
-	}}
-	g.Expect(env.Client.Create(ctx, km)).To(Succeed())
+	_, km, err := envtest.CreateMachine(context.Background(), env.Client, cluster, name,
+		envtest.MachineOptions{ControlPlane: controlPlane, BootstrapData: data})
+	g.Expect(err).NotTo(HaveOccurred())
 	return km
 }
 
