@@ -24,8 +24,9 @@ limitations under the License.
 // the reconciler (watches, scope, the chain of steps, deletion), <kind>_<thing>.go
 // one part of it (kubernetescluster_service.go, kubernetesmachine_bootstrap.go);
 // what both reconcilers use is named for what it does (conditions.go,
-// hostingobjects.go, pause.go, logging.go). Each file opens with a line that
-// says what it holds.
+// hostingobjects.go, pause.go, logging.go), and setup.go wires both
+// reconcilers and the CRD migrator for cmd/main.go and the tests (Setup).
+// Each file opens with a line that says what it holds.
 //
 // # Where things live
 //

@@ -77,7 +77,7 @@ func (c nodePodLogCollector) CollectMachineLog(ctx context.Context, _ client.Cli
 	if err != nil {
 		return fmt.Errorf("writing node Pod %s/%s: %w", namespace, name, err)
 	}
-	console, logErr := c.hosting.CoreV1().Pods(namespace).GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	console, logErr := c.hosting.CoreV1().Pods(namespace).GetLogs(name, &corev1.PodLogOptions{Timestamps: true}).DoRaw(ctx)
 	return errors.Join(
 		os.WriteFile(filepath.Join(outputPath, "pod.yaml"), data, 0o600),
 		os.WriteFile(filepath.Join(outputPath, "console.log"), console, 0o600),

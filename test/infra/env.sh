@@ -46,7 +46,7 @@ build() {
   NODE_IMAGE_TAR=$(cat "$node_image_out")
   PREVIOUS_NODE_IMAGE_TAR=$(cat "$previous_image_out")
   rm -f "$node_image_out" "$previous_image_out"
-  "$repo/hack/network-policy-binary.sh" >/dev/null # the hosting cluster's NetworkPolicy agent
+  "$repo/test/infra/builds/kube-network-policies.sh" >/dev/null # the hosting cluster's NetworkPolicy agent
   BIN=$("$repo/hack/kube-binaries.sh" kubectl kubeadm)
   CLUSTERCTL=$("$repo/hack/cluster-api-binaries.sh" clusterctl)/clusterctl
   KUBERNETES_VERSION=$("$BIN/kubeadm" version -o short)

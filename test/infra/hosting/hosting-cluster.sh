@@ -10,7 +10,7 @@
 # Environment (defaults in brackets):
 #   CAPK_HOSTING_STATE         state folder: PKI, configs, data, logs, PID files [/var/lib/capk-hosting]
 #   CAPK_HOSTING_BIN           folder with etcd and the Kubernetes binaries [built/cached by hack/kube-binaries.sh]
-#   CAPK_HOSTING_NETPOL_BIN    kube-network-policies binary [built/cached by hack/network-policy-binary.sh]
+#   CAPK_HOSTING_NETPOL_BIN    kube-network-policies binary [built/cached by test/infra/builds/kube-network-policies.sh]
 #   CAPK_HOSTING_NETPOL_QUEUE  NFQUEUE number new Pod connections are sent to for a verdict [100]
 #   CAPK_HOSTING_NETPOL_V      kube-network-policies log verbosity; 2 logs every verdict [0]
 #   CAPK_CACHE                 cache root for built binaries and helper tools [~/.cache/capk]
@@ -195,7 +195,7 @@ kube_binaries() {
 
 # netpol_binary builds (or finds cached) kube-network-policies.
 netpol_binary() {
-  NETPOL=${CAPK_HOSTING_NETPOL_BIN:-$("$repo/hack/network-policy-binary.sh")}
+  NETPOL=${CAPK_HOSTING_NETPOL_BIN:-$("$repo/test/infra/builds/kube-network-policies.sh")}
   [ -x "$NETPOL" ] || die "$NETPOL is missing"
 }
 

@@ -21,7 +21,7 @@
 #   repository/infrastructure-kubernetes/v0.1.0/   the previous release, for the upgrade test
 #
 # The binaries come from the Go module proxy (hack/cluster-api-binaries.sh,
-# hack/cert-manager-binaries.sh), the provider's artifacts from `make
+# test/infra/builds/cert-manager.sh), the provider's artifacts from `make
 # release-manifests image`, the images from test/infra/cmd/oci-image. The folder
 # is named by a hash of all inputs: a warm call only hashes. clusterctl.yaml holds
 # absolute file:// URLs, so the folder must not be moved.
@@ -47,20 +47,20 @@ make_var() {
   make -s --no-print-directory -C "$repo" --eval 'print-%: ; @echo $($*)' "print-$1"
 }
 
-module_dir() { # module_dir <wrapper module> <module path>: its source in the module cache
-  (cd "$repo/hack/tools/$1" && go list -m -f '{{.Dir}}' "$2")
+module_dir() { # module_dir <wrapper module folder> <module path>: its source in the module cache
+  (cd "$1" && go list -m -f '{{.Dir}}' "$2")
 }
 
 # ---------------------------------------------------------------- inputs
 
 inputs() {
   CAPI_BIN=$("$repo/hack/cluster-api-binaries.sh" all)
-  CM_BIN=$("$repo/hack/cert-manager-binaries.sh")
+  CM_BIN=$("$repo/test/infra/builds/cert-manager.sh")
   TOOLS=$("$here/../tools.sh")
   CAPI_VERSION=${CAPI_BIN##*/cluster-api-}
   CM_VERSION=${CM_BIN##*/cert-manager-}
-  CAPI_SOURCE=$(module_dir clusterctl sigs.k8s.io/cluster-api)
-  CM_SOURCE=$(module_dir cert-manager github.com/cert-manager/cert-manager)
+  CAPI_SOURCE=$(module_dir "$repo/hack/tools/clusterctl" sigs.k8s.io/cluster-api)
+  CM_SOURCE=$(module_dir "$here/../builds/cert-manager" github.com/cert-manager/cert-manager)
   CAPK_VERSION=$(make_var VERSION)
   CAPK_IMAGE=$(make_var CAPK_IMAGE)
 }
@@ -74,7 +74,7 @@ provider_sources() {
 
 input_key() {
   {
-    cat "${BASH_SOURCE[0]}" "$here/verify.sh"
+    cat "${BASH_SOURCE[0]}" "$here/verify.sh" "$here/cert-manager.yaml"
     echo "$CAPI_VERSION $CM_VERSION $CAPK_VERSION $CAPK_IMAGE $TOOLS"
     (cd "$CAPI_BIN" && sha256sum cluster-api-controller kubeadm-bootstrap-controller kubeadm-control-plane-controller)
     (cd "$CM_BIN" && sha256sum controller cainjector)
@@ -186,219 +186,22 @@ capk_previous_release() {
 
 # ---------------------------------------------------------------- cert-manager
 
-# cert_manager_provider writes cert-manager.yaml: upstream's CRDs and our own
-# namespace, service accounts, RBAC and Deployments for the controller and the
-# cainjector. clusterctl adds its labels and the version annotation itself when
-# it installs the file; the file must not contain ${VARIABLES} (clusterctl does
-# not process it).
+# cert_manager_provider writes cert-manager.yaml: our namespace, service
+# accounts, RBAC and Deployments (cert-manager.yaml next to this script) and
+# upstream's CRDs. clusterctl adds its labels and the version annotation itself
+# when it installs the file.
 cert_manager_provider() {
   local dir=$1/cert-manager/$CM_VERSION crd
   mkdir -p "$dir"
   {
-    cert_manager_namespace
+    sed -e '/^#/d' -e "s|@VERSION@|$CM_VERSION|g" \
+      -e "s|@CONTROLLER_IMAGE@|$(cert_manager_image_ref controller)|g" \
+      -e "s|@CAINJECTOR_IMAGE@|$(cert_manager_image_ref cainjector)|g" "$here/cert-manager.yaml"
     for crd in "$CM_SOURCE"/deploy/crds/*.yaml; do
       echo "---"
       grep -v '^---$' "$crd"
     done
-    cert_manager_controller
-    cert_manager_cainjector
   } >"$dir/cert-manager.yaml"
-}
-
-# cert_manager_labels <component>: the labels of upstream's chart.
-cert_manager_labels() {
-  cat <<EOF
-    app.kubernetes.io/name: cert-manager$([ "$1" = controller ] || echo "-$1")
-    app.kubernetes.io/instance: cert-manager
-    app.kubernetes.io/component: $1
-    app.kubernetes.io/version: $CM_VERSION
-EOF
-}
-
-cert_manager_namespace() {
-  cat <<EOF
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: cert-manager
-EOF
-}
-
-# cert_manager_controller: the controller runs the Certificate, CertificateRequest
-# (with the approver), Issuer and ClusterIssuer loops of hack/tools/cert-manager;
-# its RBAC is what those loops read and write, nothing for ACME or the shims.
-cert_manager_controller() {
-  cat <<EOF
----
-apiVersion: v1
-kind: ServiceAccount
-metadata:
-  name: cert-manager
-  namespace: cert-manager
-  labels:
-$(cert_manager_labels controller)
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: cert-manager-controller
-  labels:
-$(cert_manager_labels controller)
-rules:
-- apiGroups: [cert-manager.io]
-  resources: [certificates, certificaterequests, issuers, clusterissuers]
-  verbs: [get, list, watch]
-- apiGroups: [cert-manager.io]
-  resources: [certificates, certificates/status, certificaterequests, certificaterequests/status,
-    issuers/status, clusterissuers/status]
-  verbs: [update, patch]
-- apiGroups: [cert-manager.io]
-  resources: [certificaterequests]
-  verbs: [create, delete]
-# Owner references on clusters with the OwnerReferencesPermissionEnforcement admission plugin.
-- apiGroups: [cert-manager.io]
-  resources: [certificates/finalizers, certificaterequests/finalizers]
-  verbs: [update]
-# Issued key pairs, CA key pairs, and the temporary private keys of pending requests.
-- apiGroups: [""]
-  resources: [secrets]
-  verbs: [get, list, watch, create, update, patch, delete]
-- apiGroups: [""]
-  resources: [events]
-  verbs: [create, patch]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: cert-manager-controller
-  labels:
-$(cert_manager_labels controller)
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: cert-manager-controller
-subjects:
-- kind: ServiceAccount
-  name: cert-manager
-  namespace: cert-manager
-$(cert_manager_deployment cert-manager controller "$(cert_manager_image_ref controller)")
-EOF
-}
-
-# cert_manager_cainjector: the cainjector reads Certificates and their Secrets and
-# writes caBundle fields of webhook configurations, APIServices and CRDs.
-cert_manager_cainjector() {
-  cat <<EOF
----
-apiVersion: v1
-kind: ServiceAccount
-metadata:
-  name: cert-manager-cainjector
-  namespace: cert-manager
-  labels:
-$(cert_manager_labels cainjector)
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: cert-manager-cainjector
-  labels:
-$(cert_manager_labels cainjector)
-rules:
-- apiGroups: [cert-manager.io]
-  resources: [certificates]
-  verbs: [get, list, watch]
-- apiGroups: [""]
-  resources: [secrets]
-  verbs: [get, list, watch]
-- apiGroups: [""]
-  resources: [events]
-  verbs: [create, patch]
-- apiGroups: [admissionregistration.k8s.io]
-  resources: [validatingwebhookconfigurations, mutatingwebhookconfigurations]
-  verbs: [get, list, watch, update, patch]
-- apiGroups: [apiregistration.k8s.io]
-  resources: [apiservices]
-  verbs: [get, list, watch, update, patch]
-- apiGroups: [apiextensions.k8s.io]
-  resources: [customresourcedefinitions]
-  verbs: [get, list, watch, update, patch]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: cert-manager-cainjector
-  labels:
-$(cert_manager_labels cainjector)
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: cert-manager-cainjector
-subjects:
-- kind: ServiceAccount
-  name: cert-manager-cainjector
-  namespace: cert-manager
-$(cert_manager_deployment cert-manager-cainjector cainjector "$(cert_manager_image_ref cainjector)")
-EOF
-}
-
-# cert_manager_deployment: one replica with the Recreate strategy because the
-# binaries do no leader election; tolerates control-plane taints like the CAPI
-# managers, so that a one-node management cluster runs it.
-cert_manager_deployment() { # cert_manager_deployment <name> <component> <image>
-  cat <<EOF
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: $1
-  namespace: cert-manager
-  labels:
-$(cert_manager_labels "$2")
-spec:
-  replicas: 1
-  strategy:
-    type: Recreate
-  selector:
-    matchLabels:
-      app.kubernetes.io/name: $1
-      app.kubernetes.io/instance: cert-manager
-      app.kubernetes.io/component: $2
-  template:
-    metadata:
-      labels:
-$(cert_manager_labels "$2" | sed 's/^/    /')
-    spec:
-      serviceAccountName: $1
-      enableServiceLinks: false
-      securityContext:
-        runAsNonRoot: true
-        seccompProfile:
-          type: RuntimeDefault
-      containers:
-      - name: $2
-        image: $3
-        imagePullPolicy: IfNotPresent
-        args:
-        - --v=2
-        env:
-        - name: POD_NAMESPACE
-          valueFrom:
-            fieldRef:
-              fieldPath: metadata.namespace
-        securityContext:
-          allowPrivilegeEscalation: false
-          readOnlyRootFilesystem: true
-          capabilities:
-            drop:
-            - ALL
-        terminationMessagePolicy: FallbackToLogsOnError
-      nodeSelector:
-        kubernetes.io/os: linux
-      tolerations:
-      - effect: NoSchedule
-        key: node-role.kubernetes.io/control-plane
-EOF
 }
 
 # ---------------------------------------------------------------- clusterctl.yaml

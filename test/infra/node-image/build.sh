@@ -43,7 +43,7 @@ hash_of() { sha256sum | cut -c1-12; }
 binaries() {
   BIN=$("$repo/hack/kube-binaries.sh" etcd kube-apiserver kube-controller-manager kube-scheduler kube-proxy \
     kubelet kubeadm kubectl)
-  COREDNS_BIN=$("$repo/hack/coredns-binary.sh")
+  COREDNS_BIN=$("$repo/test/infra/builds/coredns.sh")
   TOOLS=$("$here/../tools.sh")
   KUBE_VERSION=$("$BIN/kubeadm" version -o short)
   IMAGE=${CAPK_NODE_IMAGE:-localhost/capk-node:$KUBE_VERSION}

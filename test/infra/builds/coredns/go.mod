@@ -1,6 +1,6 @@
 // Wrapper module that pins CoreDNS for the offline node image (the version kubeadm
 // v1.36 deploys). Its go.sum makes the build reproducible.
-module github.com/capi-kubernetes/cluster-api-provider-kubernetes/hack/tools/coredns
+module github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/infra/builds/coredns
 
 go 1.26.0
 

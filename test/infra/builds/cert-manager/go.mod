@@ -3,7 +3,7 @@
 // public packages of github.com/cert-manager/cert-manager, whose own cmd/
 // modules the Go module proxy does not serve). Its go.sum makes the build
 // reproducible.
-module github.com/capi-kubernetes/cluster-api-provider-kubernetes/hack/tools/cert-manager
+module github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/infra/builds/cert-manager
 
 go 1.26.0
 
