@@ -27,6 +27,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -73,7 +74,9 @@ type clusterScope struct {
 func (r *KubernetesClusterReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
 	log := ctrl.LoggerFrom(ctx)
 	r.writer = writer.New(r.Client, r.APIReader, infrav1.ClusterFinalizer,
-		func(dst, src *infrav1.KubernetesCluster) { dst.Status = src.Status })
+		func(obj *infrav1.KubernetesCluster) (*metav1.ObjectMeta, any, any) {
+			return &obj.ObjectMeta, &obj.Spec, &obj.Status
+		})
 	if err := indexKubernetesClusterByHostingSecret(ctx, mgr); err != nil {
 		return err
 	}

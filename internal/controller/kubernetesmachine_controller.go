@@ -85,7 +85,9 @@ type machineScope struct {
 func (r *KubernetesMachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
 	log := ctrl.LoggerFrom(ctx)
 	r.writer = writer.New(r.Client, r.APIReader, infrav1.MachineFinalizer,
-		func(dst, src *infrav1.KubernetesMachine) { dst.Status = src.Status })
+		func(obj *infrav1.KubernetesMachine) (*metav1.ObjectMeta, any, any) {
+			return &obj.ObjectMeta, &obj.Spec, &obj.Status
+		})
 	podToMachine := handler.EnqueueRequestsFromMapFunc(podToKubernetesMachine)
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&infrav1.KubernetesMachine{}).

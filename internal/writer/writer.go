@@ -29,13 +29,14 @@ limitations under the License.
 package writer
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"reflect"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -48,17 +49,20 @@ type Writer[T client.Object] struct {
 	// finalizer is the reconciler's: once it is removed from an object being
 	// deleted, the object may be gone, and its status is not written.
 	finalizer string
-	// copyStatus sets dst's status to src's.
-	copyStatus func(dst, src T)
+	fields    Fields[T]
 
 	mu       sync.Mutex
 	versions map[client.ObjectKey]string
 }
 
+// Fields returns pointers to an object's metadata, spec and status: what
+// Writer compares with the stored copy, and the status it keeps apart.
+type Fields[T client.Object] func(obj T) (meta *metav1.ObjectMeta, spec, status any)
+
 // New returns a Writer that reads through cache (the manager's client), and
-// live when the cache may be stale. copyStatus sets dst's status to src's.
-func New[T client.Object](cache client.Client, live client.Reader, finalizer string, copyStatus func(dst, src T)) *Writer[T] {
-	return &Writer[T]{cache: cache, live: live, finalizer: finalizer, copyStatus: copyStatus, versions: map[client.ObjectKey]string{}}
+// live when the cache may be stale.
+func New[T client.Object](cache client.Client, live client.Reader, finalizer string, fields Fields[T]) *Writer[T] {
+	return &Writer[T]{cache: cache, live: live, finalizer: finalizer, fields: fields, versions: map[client.ObjectKey]string{}}
 }
 
 // Get reads obj from the cache, or live when the cache may not have this
@@ -87,7 +91,7 @@ func (w *Writer[T]) Persist(ctx context.Context, base, obj T) (T, error) {
 	}
 	w.record(obj)
 	stored := obj.DeepCopyObject().(T)
-	w.copyStatus(obj, changed)
+	w.setStatus(obj, changed)
 	return stored, nil
 }
 
@@ -104,21 +108,20 @@ func (w *Writer[T]) Write(ctx context.Context, base, obj T) error {
 // writeMetadataAndSpec patches metadata and spec when they changed, and keeps
 // obj's status, which the patch's answer replaces with the stored one.
 func (w *Writer[T]) writeMetadataAndSpec(ctx context.Context, base, obj T) error {
-	withoutStatus := obj.DeepCopyObject().(T)
-	w.copyStatus(withoutStatus, base)
-	changed, err := differs(base, withoutStatus)
-	if err != nil || !changed {
-		return err
+	baseMeta, baseSpec, _ := w.fields(base)
+	objMeta, objSpec, _ := w.fields(obj)
+	if equality.Semantic.DeepEqual(baseMeta, objMeta) && equality.Semantic.DeepEqual(baseSpec, objSpec) {
+		return nil
 	}
-	status := obj.DeepCopyObject().(T)
-	err = w.cache.Patch(ctx, obj, client.MergeFrom(base))
+	changed := obj.DeepCopyObject().(T)
+	err := w.cache.Patch(ctx, obj, client.MergeFrom(base))
 	if client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("writing %s %s: %w", kindOf(obj), klog.KObj(obj), err)
 	}
 	if err == nil {
 		w.record(obj)
 	}
-	w.copyStatus(obj, status)
+	w.setStatus(obj, changed)
 	return nil
 }
 
@@ -128,13 +131,12 @@ func (w *Writer[T]) writeStatus(ctx context.Context, base, obj T) error {
 	if !obj.GetDeletionTimestamp().IsZero() && !controllerutil.ContainsFinalizer(obj, w.finalizer) {
 		return nil
 	}
-	statusOnly := base.DeepCopyObject().(T)
-	w.copyStatus(statusOnly, obj)
-	changed, err := differs(base, statusOnly)
-	if err != nil || !changed {
-		return err
+	_, _, baseStatus := w.fields(base)
+	_, _, objStatus := w.fields(obj)
+	if equality.Semantic.DeepEqual(baseStatus, objStatus) {
+		return nil
 	}
-	err = w.cache.Status().Patch(ctx, obj, client.MergeFrom(base))
+	err := w.cache.Status().Patch(ctx, obj, client.MergeFrom(base))
 	if client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("writing the status of %s %s: %w", kindOf(obj), klog.KObj(obj), err)
 	}
@@ -144,13 +146,11 @@ func (w *Writer[T]) writeStatus(ctx context.Context, base, obj T) error {
 	return nil
 }
 
-// differs reports whether the merge patch from base to obj changes anything.
-func differs(base, obj client.Object) (bool, error) {
-	data, err := client.MergeFrom(base).Data(obj)
-	if err != nil {
-		return false, fmt.Errorf("comparing %s %s with its stored copy: %w", kindOf(obj), klog.KObj(obj), err)
-	}
-	return !bytes.Equal(data, []byte("{}")), nil
+// setStatus sets dst's status to src's (src is not used after).
+func (w *Writer[T]) setStatus(dst, src T) {
+	_, _, dstStatus := w.fields(dst)
+	_, _, srcStatus := w.fields(src)
+	reflect.ValueOf(dstStatus).Elem().Set(reflect.ValueOf(srcStatus).Elem())
 }
 
 func (w *Writer[T]) record(obj client.Object) {

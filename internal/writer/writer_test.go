@@ -50,7 +50,9 @@ func TestMain(m *testing.M) {
 	})
 }
 
-func copyStatus(dst, src *infrav1.KubernetesMachine) { dst.Status = *src.Status.DeepCopy() }
+func fields(km *infrav1.KubernetesMachine) (*metav1.ObjectMeta, any, any) {
+	return &km.ObjectMeta, &km.Spec, &km.Status
+}
 
 // fixture is a stored KubernetesMachine and a Writer whose requests are counted;
 // its cache is the API server itself unless a test says otherwise.
@@ -71,7 +73,7 @@ func newFixture(g Gomega, cache client.Client) *fixture {
 	}
 	requests := &requestCounter{Client: cache}
 	return &fixture{km: km, requests: requests,
-		writer: writer.New(client.Client(requests), client.Reader(env.Client), infrav1.MachineFinalizer, copyStatus)}
+		writer: writer.New(client.Client(requests), client.Reader(env.Client), infrav1.MachineFinalizer, fields)}
 }
 
 func (f *fixture) stored(g Gomega) *infrav1.KubernetesMachine {
