@@ -24,8 +24,10 @@ limitations under the License.
 //
 // Merge patches send only what changed: a label or annotation that another
 // controller set meanwhile is kept. The status is the reconciler's alone, so
-// its patch carries no resourceVersion; the identity write (Persist) does, so
-// that two reconciles can never both think they created an identity.
+// its patch carries no resourceVersion of the object as read (after a
+// metadata patch in the same Write it names the version that patch stored);
+// the identity write (Persist) does, so that two reconciles can never both
+// think they created an identity.
 package writer
 
 import (
