@@ -138,15 +138,15 @@ var _ = SynchronizedAfterSuite(func() {}, func() {
 	}
 })
 
-// newProxy is the framework's proxy for the management cluster, collecting
-// machine logs from the node Pods (the management cluster hosts them all,
-// also those of the remote-hosting flavor).
 // minutes is a spec's priority: about how many minutes it takes on the CI
 // machine with two specs side by side (docs/cluster-api-specs.md). Ginkgo
 // starts higher priorities first, so the longest specs start first and the
 // processes finish close together.
 func minutes(m int) SpecPriority { return SpecPriority(m) }
 
+// newProxy is the framework's proxy for the management cluster, collecting
+// machine logs from the node Pods (the management cluster hosts them all,
+// also those of the remote-hosting flavor).
 func newProxy(kubeconfig string) framework.ClusterProxy {
 	scheme := runtime.NewScheme()
 	framework.TryAddDefaultSchemes(scheme)
