@@ -36,7 +36,6 @@ import (
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -93,21 +92,7 @@ func (r *KubernetesClusterReconciler) SetupWithManager(ctx context.Context, mgr 
 			builder.WithPredicates(machineCountChanged())).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.kubeconfigToKubernetesClusters)).
 		WatchesRawSource(source.Channel(r.Hosting.HealthEvents(), &handler.EnqueueRequestForObject{}))
-	for _, obj := range nodepod.Objects(nodepod.ClusterScoped) {
-		b = b.Watches(obj, toCluster)
-	}
-	c, err := b.Build(r)
-	if err != nil {
-		return err
-	}
-	return r.Hosting.AddWatch(func(remote cache.Cache) error {
-		for _, obj := range nodepod.Objects(nodepod.ClusterScoped) {
-			if err := c.Watch(source.Kind(remote, obj, toCluster)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return buildWatchingHostingObjects(b, r, r.Hosting, nodepod.ClusterScoped, toCluster)
 }
 
 // Reconcile brings one KubernetesCluster closer to its desired state.

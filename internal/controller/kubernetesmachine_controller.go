@@ -33,7 +33,6 @@ import (
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -41,7 +40,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
@@ -99,21 +97,7 @@ func (r *KubernetesMachineReconciler) SetupWithManager(ctx context.Context, mgr 
 			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log))).
 		Watches(&infrav1.KubernetesCluster{}, handler.EnqueueRequestsFromMapFunc(r.kubernetesClusterToKubernetesMachines),
 			builder.WithPredicates(hostingChanged()))
-	for _, obj := range nodepod.Objects(nodepod.MachineScoped) {
-		b = b.Watches(obj, podToMachine)
-	}
-	c, err := b.Build(r)
-	if err != nil {
-		return err
-	}
-	return r.Hosting.AddWatch(func(remote cache.Cache) error {
-		for _, obj := range nodepod.Objects(nodepod.MachineScoped) {
-			if err := c.Watch(source.Kind(remote, obj, podToMachine)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return buildWatchingHostingObjects(b, r, r.Hosting, nodepod.MachineScoped, podToMachine)
 }
 
 // podToKubernetesMachine maps a node Pod, or its bootstrap Secret or claim, to

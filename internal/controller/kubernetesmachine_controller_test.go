@@ -67,13 +67,9 @@ func (tm *testMachine) giveBootstrapData(g Gomega, fixture string) {
 	g.Expect(envtest.GiveBootstrapData(context.Background(), env.Client, tm.machine, data)).To(Succeed())
 }
 
+// eventuallyKubernetesMachine re-reads the KubernetesMachine until check passes.
 func eventuallyKubernetesMachine(g Gomega, key client.ObjectKey, check func(Gomega, *infrav1.KubernetesMachine)) *infrav1.KubernetesMachine {
-	km := &infrav1.KubernetesMachine{}
-	g.Eventually(func(g Gomega) {
-		g.Expect(env.Client.Get(context.Background(), key, km)).To(Succeed())
-		check(g, km)
-	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
-	return km
+	return eventuallyObject(g, key, &infrav1.KubernetesMachine{}, check)
 }
 
 func eventuallyPod(g Gomega, hostingClient client.Client, key client.ObjectKey) *corev1.Pod {

@@ -23,10 +23,16 @@ import (
 	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
 )
 
 // RecorderName is the name the provider's events are reported under.
@@ -77,6 +83,28 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("setting up the CRD migrator: %w", err)
 	}
 	return nil
+}
+
+// buildWatchingHostingObjects builds the controller b describes, watching every
+// hosting-object kind of scope with toOwner: on the management cluster now,
+// and on each remote hosting cluster once the registry connects to it.
+func buildWatchingHostingObjects(b *builder.Builder, r reconcile.Reconciler, registry *hosting.Registry,
+	scope nodepod.Scope, toOwner handler.EventHandler) error {
+	for _, obj := range nodepod.Objects(scope) {
+		b = b.Watches(obj, toOwner)
+	}
+	c, err := b.Build(r)
+	if err != nil {
+		return err
+	}
+	return registry.AddWatch(func(remote cache.Cache) error {
+		for _, obj := range nodepod.Objects(scope) {
+			if err := c.Watch(source.Kind(remote, obj, toOwner)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func wrap(c client.Client, with func(client.Client) client.Client) client.Client {

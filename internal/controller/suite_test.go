@@ -119,12 +119,16 @@ func (tc *testCluster) markInfrastructureProvisioned(g Gomega) {
 
 // eventuallyKubernetesCluster re-reads the KubernetesCluster until check passes.
 func eventuallyKubernetesCluster(g Gomega, key client.ObjectKey, check func(Gomega, *infrav1.KubernetesCluster)) *infrav1.KubernetesCluster {
-	kc := &infrav1.KubernetesCluster{}
+	return eventuallyObject(g, key, &infrav1.KubernetesCluster{}, check)
+}
+
+// eventuallyObject re-reads obj until check passes, for 20 seconds at most.
+func eventuallyObject[T client.Object](g Gomega, key client.ObjectKey, obj T, check func(Gomega, T)) T {
 	g.Eventually(func(g Gomega) {
-		g.Expect(env.Client.Get(context.Background(), key, kc)).To(Succeed())
-		check(g, kc)
+		g.Expect(env.Client.Get(context.Background(), key, obj)).To(Succeed())
+		check(g, obj)
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
-	return kc
+	return obj
 }
 
 // conditionOf returns the condition of the given type, or an empty one.
