@@ -120,7 +120,7 @@ func run(opts *options) error {
 	if !opts.enableHTTP2 {
 		tlsOptions = append(tlsOptions, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
 	}
-	cacheOptions := cache.Options{ByObject: hosting.ManagementCacheOptions()}
+	cacheOptions := hosting.ManagementCacheOptions()
 	if opts.watchNamespace != "" {
 		cacheOptions.DefaultNamespaces = map[string]cache.Config{opts.watchNamespace: {}}
 	}

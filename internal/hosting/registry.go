@@ -264,7 +264,7 @@ func (r *Registry) startRemote(key types.NamespacedName, kubeconfig []byte) (*re
 	config.UserAgent = "cluster-api-provider-kubernetes-manager"
 	remoteCluster, err := cluster.New(config, func(o *cluster.Options) {
 		o.Scheme = r.scheme
-		o.Cache.ByObject = ManagedObjectsCache()
+		o.Cache = ManagedObjectsCache()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: the hosting cluster of Secret %s: %v", ErrUnreachable, key, err)
@@ -296,7 +296,7 @@ func (r *Registry) waitForCache(ctx context.Context, rc *remote) error {
 	// endpoint fail here, not in a controller, and none of them is started later
 	// on a cache already stopped, where a read would wait for it forever (the
 	// Nodes are read, not watched).
-	for obj := range ManagedObjectsCache() {
+	for obj := range ManagedObjectsCache().ByObject {
 		if _, err := rc.cluster.GetCache().GetInformer(syncCtx, obj); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrUnreachable, rc.description, err)
 		}
@@ -325,14 +325,16 @@ func (r *Registry) notify(rc *remote) {
 
 // ManagedObjectsCache limits a hosting cache to the objects the provider created,
 // so a shared hosting cluster's other Pods and Secrets are neither listed nor
-// kept, and keeps of its Nodes only what the provider reads (TrimNode).
-func ManagedObjectsCache() map[client.Object]cache.ByObject {
+// kept, and keeps of its Nodes only what the provider reads (TrimNode). No
+// cached object keeps its managedFields: the provider never reads them (the
+// CRD migrator reads live), and they are often a third of an object.
+func ManagedObjectsCache() cache.Options {
 	selector := labels.SelectorFromSet(labels.Set{infrav1.ManagedByLabel: infrav1.ManagedByValue})
 	byObject := map[client.Object]cache.ByObject{&corev1.Node{}: {Transform: TrimNode}}
 	for _, obj := range nodepod.Objects() {
 		byObject[obj] = cache.ByObject{Label: selector}
 	}
-	return byObject
+	return cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
 }
 
 // TrimNode keeps of a hosting Node only what the provider reads: its name, its
@@ -355,17 +357,18 @@ func TrimNode(obj any) (any, error) {
 
 // ManagementCacheOptions limits the management cluster's cache: Pods, Services
 // and claims the provider created, and Secrets of Cluster API clusters (bootstrap
-// data, hosting kubeconfigs once labelled, and node bootstrap Secrets).
-func ManagementCacheOptions() map[client.Object]cache.ByObject {
+// data, hosting kubeconfigs once labelled, and node bootstrap Secrets); no
+// managedFields, as on hosting clusters.
+func ManagementCacheOptions() cache.Options {
 	requirement, err := labels.NewRequirement(clusterv1.ClusterNameLabel, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant requirement
 	}
-	byObject := ManagedObjectsCache()
-	for obj := range byObject {
+	options := ManagedObjectsCache()
+	for obj := range options.ByObject {
 		if _, ok := obj.(*corev1.Secret); ok {
-			byObject[obj] = cache.ByObject{Label: labels.NewSelector().Add(*requirement)}
+			options.ByObject[obj] = cache.ByObject{Label: labels.NewSelector().Add(*requirement)}
 		}
 	}
-	return byObject
+	return options
 }

@@ -24,6 +24,8 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/hosting"
@@ -163,4 +165,47 @@ func TestTrimNodeKeepsNameZoneAndAddresses(t *testing.T) {
 	same, err := hosting.TrimNode(other)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(same).To(BeIdenticalTo(other), "anything else passes unchanged")
+}
+
+// TestCachesKeepNoManagedFields reads a node Secret through the management
+// cluster's cache and through a remote hosting cluster's: neither keeps the
+// managedFields the API server stores (the live read shows them).
+func TestCachesKeepNoManagedFields(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "managed-fields"}}
+	g.Expect(env.Client.Create(ctx, ns)).To(Succeed())
+	g.Expect(remote.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name}})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, kubeconfigSecret(g, ns.Name, ns.Name))).To(Succeed())
+	kc := &infrav1.KubernetesCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "dev"},
+		Spec:       infrav1.KubernetesClusterSpec{HostingCluster: &infrav1.HostingClusterReference{SecretName: "hosting", Key: "value"}},
+	}
+	hostingCluster, err := registry.For(ctx, kc)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer registry.Release(kc)
+
+	for _, c := range []struct {
+		name         string
+		writer       client.Client
+		cached, live client.Reader
+	}{
+		{name: "management", writer: env.Client, cached: env.Manager.GetClient(), live: env.Manager.GetAPIReader()},
+		{name: "remote hosting", writer: remote.Client, cached: hostingCluster.Client, live: hostingCluster.Reader},
+	} {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "node-bootstrap", Labels: map[string]string{
+			infrav1.ManagedByLabel: infrav1.ManagedByValue, clusterv1.ClusterNameLabel: "dev",
+		}}}
+		g.Expect(c.writer.Create(ctx, secret)).To(Succeed(), c.name)
+		key := client.ObjectKeyFromObject(secret)
+		stored := &corev1.Secret{}
+		g.Expect(c.live.Get(ctx, key, stored)).To(Succeed(), c.name)
+		g.Expect(stored.ManagedFields).NotTo(BeEmpty(), "%s: the API server keeps managedFields", c.name)
+		g.Eventually(func(g Gomega) {
+			cached := &corev1.Secret{}
+			g.Expect(c.cached.Get(ctx, key, cached)).To(Succeed())
+			g.Expect(cached.Labels).To(HaveKey(infrav1.ManagedByLabel))
+			g.Expect(cached.ManagedFields).To(BeEmpty())
+		}, 10*time.Second).Should(Succeed(), c.name)
+	}
 }

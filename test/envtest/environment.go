@@ -43,7 +43,6 @@ import (
 	"k8s.io/client-go/rest"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -163,7 +162,7 @@ func (e *Environment) startManager(opts Options) error {
 	webhookOptions := e.env.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
 		Scheme:  e.Scheme,
-		Cache:   cache.Options{ByObject: hosting.ManagementCacheOptions()},
+		Cache:   hosting.ManagementCacheOptions(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: webhookOptions.LocalServingHost, Port: webhookOptions.LocalServingPort, CertDir: webhookOptions.LocalServingCertDir,
