@@ -327,7 +327,7 @@ func (r *Registry) notify(rc *remote) {
 // so a shared hosting cluster's other Pods and Secrets are neither listed nor
 // kept, and keeps of its Nodes only what the provider reads (TrimNode). No
 // cached object keeps its managedFields: the provider never reads them (the
-// CRD migrator reads live), and they are often a third of an object.
+// CRD migrator reads live), and they are a large share of a small object.
 func ManagedObjectsCache() cache.Options {
 	selector := labels.SelectorFromSet(labels.Set{infrav1.ManagedByLabel: infrav1.ManagedByValue})
 	byObject := map[client.Object]cache.ByObject{&corev1.Node{}: {Transform: TrimNode}}
