@@ -134,6 +134,7 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 var _ = SynchronizedAfterSuite(func() {}, func() {
 	cancelWatches()
 	if bootstrapClusterProxy != nil {
+		recordControllerRestarts(ctx, bootstrapClusterProxy.GetClient())
 		bootstrapClusterProxy.Dispose(ctx)
 	}
 })
