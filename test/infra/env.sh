@@ -12,6 +12,8 @@
 #   CAPK_CACHE                cache root for everything built [~/.cache/capk]
 #   CAPK_PREVIOUS_KUBERNETES  0: no node image of the previous Kubernetes minor, which
 #                             only the upgrade test uses [1]
+#   CAPK_CONTROLLER_CPU       the CPU request given to management Deployments that
+#                             request none (see request_controller_cpu) [50m]
 #
 # `up` writes $CAPK_HOSTING_STATE/e2e.env (KUBECONFIG, CLUSTERCTL, CLUSTERCTL_CONFIG,
 # MANAGEMENT_IMAGES, KUBECTL, KUBERNETES_VERSION, KUBERNETES_NODE_IMAGE, and
@@ -94,6 +96,27 @@ clusterctl_init() {
     --wait-provider-timeout 600
 }
 
+# request_controller_cpu gives every Deployment of the management cluster
+# that requests no CPU (Cluster API's, cert-manager's and CoreDNS's request
+# none) a small request, as a platform team's management cluster would. A Pod
+# without one is BestEffort, and on cgroup v1 all BestEffort Pods together get
+# cpu.shares 2 against a node Pod's 102 (it requests 100m): while node Pods keep
+# both cores busy, the webhooks time out and the controllers fall minutes behind.
+request_controller_cpu() {
+  local namespace name cpu patched=()
+  while read -r namespace name cpu; do
+    [ -z "$cpu" ] || continue
+    log "requesting ${CAPK_CONTROLLER_CPU:-50m} CPU for $namespace/$name"
+    kubectl_ -n "$namespace" set resources deployment "$name" --requests="cpu=${CAPK_CONTROLLER_CPU:-50m}" >/dev/null
+    patched+=("$namespace/$name")
+  done < <(kubectl_ get deployments -A -o jsonpath='{range .items[*]}{.metadata.namespace} {.metadata.name} {.spec.template.spec.containers[*].resources.requests.cpu}{"\n"}{end}')
+  for name in "${patched[@]}"; do # the new Pods start side by side
+    kubectl_ -n "${name%%/*}" rollout status deployment "${name#*/}" --timeout=300s >/dev/null
+  done
+}
+
+kubectl_() { "$BIN/kubectl" --kubeconfig "$state/kubeconfig" "$@"; }
+
 # wait_webhooks waits until every admission webhook a workload cluster goes
 # through answers: `clusterctl init --wait-providers` returns once the
 # Deployments are Available, which can be before kube-proxy routes their
@@ -134,6 +157,7 @@ up() {
   "$here/hosting/hosting-cluster.sh" up
   load_images
   clusterctl_init
+  request_controller_cpu
   wait_webhooks
   write_env
   log "environment up in $((SECONDS - start))s; settings in $state/e2e.env"
