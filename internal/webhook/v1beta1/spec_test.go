@@ -18,6 +18,8 @@ package v1beta1
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -396,4 +398,80 @@ func TestNewDefaultsAreNotImmutableChanges(t *testing.T) {
 	updated.Spec.Spreading = infrav1.SpreadingNone
 	_, err = (&KubernetesMachineWebhook{}).ValidateUpdate(context.Background(), old, updated)
 	g.Expect(err).To(MatchError(ContainSubstring("is immutable")), "a real change still is one")
+}
+
+// An immutable field's error names each changed field by its path, with the
+// values as a user writes them, and nothing else of the spec.
+func TestImmutableNamesEachChangedField(t *testing.T) {
+	quantity := resource.MustParse
+	old := infrav1.KubernetesMachineSpec{
+		Image:     "kindest/node:v1.36.3",
+		Resources: infrav1.NodeResources{Requests: corev1.ResourceList{"cpu": quantity("100m"), "memory": quantity("1Gi")}},
+	}
+	path := field.NewPath("spec", "template", "spec")
+	tests := []struct {
+		name   string
+		mutate func(*infrav1.KubernetesMachineSpec)
+		want   []string // nil: no change
+	}{
+		{name: "the same", mutate: func(*infrav1.KubernetesMachineSpec) {}},
+		{name: "a quantity written another way", mutate: func(s *infrav1.KubernetesMachineSpec) {
+			s.Resources.Requests["memory"] = quantity("1024Mi")
+		}},
+		{name: "an empty list for none", mutate: func(s *infrav1.KubernetesMachineSpec) { s.Tolerations = []corev1.Toleration{} }},
+		{name: "a quantity", mutate: func(s *infrav1.KubernetesMachineSpec) { s.Resources.Requests["cpu"] = quantity("150m") },
+			want: []string{"spec.template.spec.resources.requests.cpu: 100m -> 150m"}},
+		{name: "a field set and a map key removed", mutate: func(s *infrav1.KubernetesMachineSpec) {
+			s.PriorityClassName = "low"
+			delete(s.Resources.Requests, "memory")
+		}, want: []string{
+			"spec.template.spec.priorityClassName: (unset) -> low",
+			"spec.template.spec.resources.requests.memory: 1Gi -> (unset)",
+		}},
+		{name: "a list item added", mutate: func(s *infrav1.KubernetesMachineSpec) {
+			s.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}
+		}, want: []string{`spec.template.spec.tolerations: (unset) -> [{"key":"dedicated","operator":"Exists"}]`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			changed := *old.DeepCopy()
+			tt.mutate(&changed)
+			found, err := changes(path, old, changed)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(found).To(Equal(tt.want))
+			errs := immutable(path, old, changed, "is immutable")
+			if tt.want == nil {
+				g.Expect(errs).To(BeEmpty())
+				return
+			}
+			g.Expect(errs).To(HaveLen(1))
+			g.Expect(errs[0].Error()).To(Equal("spec.template.spec: Forbidden: is immutable; changed: " + strings.Join(tt.want, "; ")))
+		})
+	}
+}
+
+// Many changes are listed up to maxChangesShown and counted after that; a
+// long value is shortened.
+func TestImmutableBoundsItsMessage(t *testing.T) {
+	g := NewWithT(t)
+	old := infrav1.KubernetesMachineSpec{}
+	changed := infrav1.KubernetesMachineSpec{NodeSelector: map[string]string{}}
+	for i := range maxChangesShown + 3 {
+		changed.NodeSelector[fmt.Sprintf("key-%d", i)] = strings.Repeat("v", 2*maxValueShown)
+	}
+	errs := immutable(field.NewPath("spec"), old, changed, "is immutable")
+	g.Expect(errs).To(HaveLen(1))
+	message := errs[0].Error()
+	g.Expect(message).To(ContainSubstring("spec.nodeSelector: (unset) -> {"), "a map that one side lacks is shown whole")
+	g.Expect(message).To(ContainSubstring("..."))
+	g.Expect(len(message)).To(BeNumerically("<", 400))
+
+	old.NodeSelector = map[string]string{}
+	for key := range changed.NodeSelector {
+		old.NodeSelector[key] = "old"
+	}
+	message = immutable(field.NewPath("spec"), old, changed, "is immutable")[0].Error()
+	g.Expect(strings.Count(message, "spec.nodeSelector.key-")).To(Equal(maxChangesShown))
+	g.Expect(message).To(HaveSuffix("; and 3 more"))
 }

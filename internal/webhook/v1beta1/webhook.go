@@ -23,7 +23,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -43,13 +42,17 @@ func invalid(kind string, name string, errs field.ErrorList) error {
 	return apierrors.NewInvalid(schema.GroupKind{Group: infrav1.GroupVersion.Group, Kind: kind}, name, errs)
 }
 
-// immutable reports a change of an immutable field, with the change as a diff.
+// immutable reports a change of an immutable field, naming each field that
+// changed with its old and new value (see changes).
 func immutable(path *field.Path, oldValue, newValue any, why string) field.ErrorList {
-	diff := cmp.Diff(oldValue, newValue)
-	if diff == "" {
+	found, err := changes(path, oldValue, newValue)
+	if err != nil {
+		return field.ErrorList{field.InternalError(path, fmt.Errorf("comparing with the stored object: %w", err))}
+	}
+	if len(found) == 0 {
 		return nil
 	}
-	return field.ErrorList{field.Forbidden(path, fmt.Sprintf("%s; requested change (-old +new):\n%s", why, diff))}
+	return field.ErrorList{field.Forbidden(path, fmt.Sprintf("%s; changed: %s", why, changeSummary(found)))}
 }
 
 // isTopologyDryRun tells whether the request is the Cluster API topology
