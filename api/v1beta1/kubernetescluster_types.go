@@ -26,7 +26,13 @@ import (
 const (
 	// ClusterFinalizer lets the provider remove the hosting objects of a KubernetesCluster
 	// before the object goes away.
-	ClusterFinalizer = "kubernetescluster.infrastructure.cluster.x-k8s.io"
+	ClusterFinalizer = "infrastructure.cluster.x-k8s.io/kubernetescluster"
+
+	// LegacyClusterFinalizer is ClusterFinalizer as releases before v0.2 named it,
+	// without the path the API server asks for: the provider puts
+	// ClusterFinalizer in its place, and removes it from an object deleted
+	// before that.
+	LegacyClusterFinalizer = "kubernetescluster.infrastructure.cluster.x-k8s.io"
 
 	// DefaultKubeconfigKey is the key of the hosting kubeconfig Secret that holds the
 	// kubeconfig, the same key Cluster API uses for its own kubeconfig Secrets.

@@ -26,7 +26,11 @@ import (
 const (
 	// MachineFinalizer lets the provider remove the node Pod and its hosting objects
 	// before the KubernetesMachine goes away.
-	MachineFinalizer = "kubernetesmachine.infrastructure.cluster.x-k8s.io"
+	MachineFinalizer = "infrastructure.cluster.x-k8s.io/kubernetesmachine"
+
+	// LegacyMachineFinalizer is MachineFinalizer as releases before v0.2 named it
+	// (see LegacyClusterFinalizer).
+	LegacyMachineFinalizer = "kubernetesmachine.infrastructure.cluster.x-k8s.io"
 
 	// ProviderIDPrefix starts every providerID: kubernetes://<hosting-namespace>/<pod-name>.
 	ProviderIDPrefix = "kubernetes://"

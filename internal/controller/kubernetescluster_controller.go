@@ -38,7 +38,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -144,11 +143,11 @@ func (r *KubernetesClusterReconciler) Reconcile(ctx context.Context, req ctrl.Re
 // finds it labelled with an ID it has not kept. The ID moves with the object
 // under clusterctl move.
 func (r *KubernetesClusterReconciler) persistIdentity(ctx context.Context, kc *infrav1.KubernetesCluster) error {
-	if controllerutil.ContainsFinalizer(kc, infrav1.ClusterFinalizer) && kc.Annotations[infrav1.OwnerIDAnnotation] != "" {
+	if clusterFinalizers.held(kc) && kc.Annotations[infrav1.OwnerIDAnnotation] != "" {
 		return nil
 	}
 	base := kc.DeepCopy()
-	controllerutil.AddFinalizer(kc, infrav1.ClusterFinalizer)
+	clusterFinalizers.add(kc)
 	if kc.Annotations[infrav1.OwnerIDAnnotation] == "" {
 		id, err := newOwnerID()
 		if err != nil {
@@ -223,7 +222,7 @@ func (r *KubernetesClusterReconciler) reconcileDelete(ctx context.Context, s *cl
 		return ctrl.Result{}, err
 	}
 	r.Hosting.Release(s.kc)
-	controllerutil.RemoveFinalizer(s.kc, infrav1.ClusterFinalizer)
+	clusterFinalizers.remove(s.kc)
 	log.Info("Deleted the hosting objects of the KubernetesCluster")
 	return ctrl.Result{}, nil
 }

@@ -35,7 +35,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -230,14 +229,14 @@ func (r *KubernetesMachineReconciler) reconcileDelete(ctx context.Context, s *ma
 		// before its machines; nothing tells where the node Pod ran.
 		r.Recorder.Eventf(s.km, nil, corev1.EventTypeWarning, infrav1.KubernetesMachineHostingClusterUnknownEventReason, "Delete",
 			"The KubernetesCluster is gone; node Pod %s may be left on its hosting cluster", nodepod.PodName(s.km.Name))
-		controllerutil.RemoveFinalizer(s.km, infrav1.MachineFinalizer)
+		machineFinalizers.remove(s.km)
 		return ctrl.Result{}, nil
 	}
 	gone, err := r.deleteHostingObjects(ctx, s)
 	if err != nil || !gone {
 		return ctrl.Result{}, err
 	}
-	controllerutil.RemoveFinalizer(s.km, infrav1.MachineFinalizer)
+	machineFinalizers.remove(s.km)
 	r.Recorder.Eventf(s.km, nil, corev1.EventTypeNormal, infrav1.KubernetesMachineNodePodDeletedEventReason, "Delete", "Deleted node Pod %s/%s and its bootstrap Secret and claims", s.hosting.Namespace, nodepod.PodName(s.km.Name))
 	return ctrl.Result{}, nil
 }

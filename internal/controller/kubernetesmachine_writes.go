@@ -26,7 +26,6 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
@@ -40,7 +39,7 @@ import (
 // stay for the write at the end of the reconcile.
 func (r *KubernetesMachineReconciler) persistFinalizerAndProviderID(ctx context.Context, s *machineScope) (ctrl.Result, error) {
 	km := s.km
-	if controllerutil.ContainsFinalizer(km, infrav1.MachineFinalizer) && km.Spec.ProviderID != "" {
+	if machineFinalizers.held(km) && km.Spec.ProviderID != "" {
 		return ctrl.Result{}, nil
 	}
 	if km.Spec.ProviderID == "" {
@@ -49,7 +48,7 @@ func (r *KubernetesMachineReconciler) persistFinalizerAndProviderID(ctx context.
 		}
 	}
 	base := km.DeepCopy()
-	controllerutil.AddFinalizer(km, infrav1.MachineFinalizer)
+	machineFinalizers.add(km)
 	if km.Spec.ProviderID == "" {
 		km.Spec.ProviderID = nodepod.ProviderID(s.hosting.Namespace, nodepod.PodName(km.Name))
 	}
