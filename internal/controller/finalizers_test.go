@@ -23,6 +23,8 @@ import (
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
@@ -71,4 +73,41 @@ func setFinalizers(g Gomega, obj client.Object, finalizers ...string) {
 		obj.SetFinalizers(finalizers)
 		return env.Client.Update(ctx, obj)
 	}, 10*time.Second).Should(Succeed())
+}
+
+// The API server takes the provider's finalizer names without the warning it
+// gives a name without a path (as the legacy names were).
+func TestFinalizerNamesDrawNoWarning(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := newNamespace(t)
+	warnings := &warningRecorder{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.WarningHandler = warnings
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, tt := range []struct {
+		finalizer string
+		warned    bool
+	}{
+		{finalizer: infrav1.ClusterFinalizer},
+		{finalizer: infrav1.MachineFinalizer},
+		{finalizer: infrav1.LegacyClusterFinalizer, warned: true},
+		{finalizer: infrav1.LegacyMachineFinalizer, warned: true},
+	} {
+		// A custom resource that no controller of the provider writes (a
+		// built-in kind refuses a name without a path outright).
+		obj := &infrav1.KubernetesMachineTemplate{ObjectMeta: metav1.ObjectMeta{
+			Namespace: namespace, GenerateName: "finalized-", Finalizers: []string{tt.finalizer},
+		}}
+		g.Expect(c.Create(ctx, obj)).To(Succeed())
+		if tt.warned {
+			g.Expect(warnings.take()).To(ContainElement(ContainSubstring(tt.finalizer)), "the check tells a legacy name")
+		} else {
+			g.Expect(warnings.take()).To(BeEmpty(), tt.finalizer)
+		}
+		obj.Finalizers = nil
+		g.Expect(c.Update(ctx, obj)).To(Succeed())
+		g.Expect(c.Delete(ctx, obj)).To(Succeed())
+	}
 }
