@@ -64,15 +64,8 @@ func setPaused(g Gomega, tc *testCluster, paused bool) {
 // deleteWithoutFinalizers deletes an object the way clusterctl move deletes the
 // source objects: finalizers removed first, so no controller cleans anything up.
 func deleteWithoutFinalizers(g Gomega, obj client.Object) {
-	ctx := context.Background()
-	g.Eventually(func() error { // a controller may write in between: retry on conflicts
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
-		}
-		obj.SetFinalizers(nil)
-		return env.Client.Update(ctx, obj)
-	}, 10*time.Second).Should(Succeed())
-	g.Expect(env.Client.Delete(ctx, obj)).To(Succeed())
+	setFinalizers(g, obj)
+	g.Expect(env.Client.Delete(context.Background(), obj)).To(Succeed())
 }
 
 // recreate creates a copy of obj with a new UID and no status, as clusterctl move
