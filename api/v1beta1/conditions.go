@@ -93,6 +93,12 @@ const (
 	// KubernetesMachinePodLostReason means the node Pod failed, was evicted or disappeared after provisioning.
 	KubernetesMachinePodLostReason = "PodLost"
 
+	// KubernetesMachineHostingNodeLimitReason means the node Pod ended on a limit
+	// of its hosting node that every node Pod there shares (its inotify
+	// instances, say): the message says which setting to raise. A new machine on
+	// the same hosting node fails the same way until it is raised.
+	KubernetesMachineHostingNodeLimitReason = "HostingNodeLimit"
+
 	// KubernetesMachineBootstrapSucceededCondition is true when the bootstrap data ran to completion in the node.
 	KubernetesMachineBootstrapSucceededCondition = "BootstrapSucceeded"
 

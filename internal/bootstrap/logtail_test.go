@@ -59,3 +59,23 @@ func TestFailureLogIsTheRedactedExcerpt(t *testing.T) {
 		"[1.2] Stopped target swap.target\n"
 	g.Expect(FailureLog(log, 5)).To(Equal("[1.0] kubeadm join 10.0.0.1:6443 --token <redacted>\n[1.1] " + FailedMessage))
 }
+
+// The three ways the node's programs report an exhausted inotify limit, as seen
+// on hosting nodes with Linux's default of 128 instances, are recognised; a log
+// that merely mentions either word is not.
+func TestHostingNodeLimitRecognisesInotifyExhaustion(t *testing.T) {
+	g := NewWithT(t)
+	for _, line := range []string{
+		"[    0.912] systemd[1]: Failed to create control group inotify object: Too many open files",
+		"kubelet[301]: E1203 06:01:02.123 run.go:72] \"command failed\" err=\"inotify_init: too many open files\"",
+		"containerd[90]: level=fatal msg=\"failed to create fsnotify watcher: too many open files\"",
+	} {
+		lack := HostingNodeLimit("[  OK  ] Reached target sysinit.target\n" + line + "\nExiting container.\n")
+		g.Expect(lack).To(ContainSubstring("fs.inotify.max_user_instances"), line)
+	}
+	g.Expect(HostingNodeLimit(`error execution phase preflight: rpc error: code = Unimplemented desc = unknown service runtime.v1.RuntimeService`)).
+		To(ContainSubstring("without its CRI service"), "kubeadm's view of a containerd that could not start its CRI plugin")
+	g.Expect(HostingNodeLimit("kubeadm join: connection refused\nopen /etc/x: too many open files\n")).To(BeEmpty(),
+		"too many open files without inotify is another limit")
+	g.Expect(HostingNodeLimit("Started inotify watches\nerror: boom\n")).To(BeEmpty())
+}

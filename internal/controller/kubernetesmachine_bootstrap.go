@@ -101,24 +101,43 @@ func (r *KubernetesMachineReconciler) renderBootstrap(ctx context.Context, s *ma
 	return script.Content, nil
 }
 
-// reportEndedPod tells a failed bootstrap (the node's own exit code) from a node
-// that ended for another reason, with the tail of the node's log.
+// reportEndedPod reports a node Pod that ended, with the tail of its log.
 func (r *KubernetesMachineReconciler) reportEndedPod(ctx context.Context, s *machineScope) {
-	pod := s.pod
+	reportEnded(s.km, s.pod, r.logTail(ctx, s))
+}
+
+// reportEnded tells a failed bootstrap (the node's own exit code) from a node
+// that ended for another reason, with the tail of the node's log, and names
+// what the hosting node lacks when the log shows it (bootstrap.HostingNodeLimit).
+func reportEnded(km *infrav1.KubernetesMachine, pod *corev1.Pod, tail string) {
 	exitCode := int32(-1)
 	for _, status := range pod.Status.ContainerStatuses {
 		if status.State.Terminated != nil {
 			exitCode = status.State.Terminated.ExitCode
 		}
 	}
-	tail := r.logTail(ctx, s)
+	lack := bootstrap.HostingNodeLimit(tail)
 	if exitCode == bootstrap.FailedExitCode {
-		setBootstrapSucceeded(s.km, metav1.ConditionFalse, infrav1.KubernetesMachineBootstrapFailedReason, "Bootstrap failed; last lines of the node's log:\n"+tail)
-		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodLostReason, "The node stopped after its bootstrap failed")
-		return
+		setBootstrapSucceeded(km, metav1.ConditionFalse, infrav1.KubernetesMachineBootstrapFailedReason, "Bootstrap failed"+because(lack)+"; last lines of the node's log:\n"+tail)
 	}
-	setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodLostReason,
-		fmt.Sprintf("Node Pod %s ended (phase %s, reason %q, exit code %d): %s", klog.KObj(pod), pod.Status.Phase, pod.Status.Reason, exitCode, pod.Status.Message))
+	switch {
+	case lack != "":
+		setPodProvisioned(km, metav1.ConditionFalse, infrav1.KubernetesMachineHostingNodeLimitReason,
+			fmt.Sprintf("Node Pod %s ended%s; last lines of the node's log:\n%s", klog.KObj(pod), because(lack), tail))
+	case exitCode == bootstrap.FailedExitCode:
+		setPodProvisioned(km, metav1.ConditionFalse, infrav1.KubernetesMachinePodLostReason, "The node stopped after its bootstrap failed")
+	default:
+		setPodProvisioned(km, metav1.ConditionFalse, infrav1.KubernetesMachinePodLostReason,
+			fmt.Sprintf("Node Pod %s ended (phase %s, reason %q, exit code %d): %s", klog.KObj(pod), pod.Status.Phase, pod.Status.Reason, exitCode, pod.Status.Message))
+	}
+}
+
+// because is ": " and the reason, or nothing without one.
+func because(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return ": " + reason
 }
 
 // logTail reads the last lines of the node's log through pods/log (never exec).
