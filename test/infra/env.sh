@@ -97,7 +97,7 @@ clusterctl_init() {
 }
 
 # request_controller_cpu gives every Deployment of the management cluster
-# that requests no CPU (Cluster API's, cert-manager's and CoreDNS's request
+# that requests no CPU (the five of Cluster API and cert-manager request
 # none) a small request, as a platform team's management cluster would. A Pod
 # without one is BestEffort, and on cgroup v1 all BestEffort Pods together get
 # cpu.shares 2 against a node Pod's 102 (it requests 100m): while node Pods keep
