@@ -34,6 +34,10 @@ var (
 // finalizers are a kind's finalizer and the name it had before v0.2.
 type finalizers struct{ current, legacy string }
 
+// names are both names, for the writer: an object being deleted that still
+// carries either is still the reconciler's to write.
+func (f finalizers) names() []string { return []string{f.current, f.legacy} }
+
 // held tells whether obj carries the current finalizer and not the legacy one,
 // so that nothing is left to write.
 func (f finalizers) held(obj client.Object) bool {

@@ -71,7 +71,7 @@ type clusterScope struct {
 // on every remote hosting cluster.
 func (r *KubernetesClusterReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
 	log := ctrl.LoggerFrom(ctx)
-	r.writer = writer.New(r.Client, r.APIReader, infrav1.ClusterFinalizer,
+	r.writer = writer.New(r.Client, r.APIReader, clusterFinalizers.names(),
 		func(obj *infrav1.KubernetesCluster) (*metav1.ObjectMeta, any, any) {
 			return &obj.ObjectMeta, &obj.Spec, &obj.Status
 		})

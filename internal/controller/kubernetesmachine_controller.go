@@ -81,7 +81,7 @@ type machineScope struct {
 // cluster and on every remote hosting cluster wake their KubernetesMachine.
 func (r *KubernetesMachineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
 	log := ctrl.LoggerFrom(ctx)
-	r.writer = writer.New(r.Client, r.APIReader, infrav1.MachineFinalizer,
+	r.writer = writer.New(r.Client, r.APIReader, machineFinalizers.names(),
 		func(obj *infrav1.KubernetesMachine) (*metav1.ObjectMeta, any, any) {
 			return &obj.ObjectMeta, &obj.Spec, &obj.Status
 		})

@@ -34,6 +34,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -48,10 +49,11 @@ import (
 type Writer[T client.Object] struct {
 	cache client.Client
 	live  client.Reader
-	// finalizer is the reconciler's: once it is removed from an object being
+	// finalizers are the reconciler's names for its finalizer (the current one
+	// and any an older release wrote): once none is left on an object being
 	// deleted, the object may be gone, and its status is not written.
-	finalizer string
-	fields    Fields[T]
+	finalizers []string
+	fields     Fields[T]
 
 	mu       sync.Mutex
 	versions map[client.ObjectKey]string
@@ -63,8 +65,8 @@ type Fields[T client.Object] func(obj T) (meta *metav1.ObjectMeta, spec, status 
 
 // New returns a Writer that reads through cache (the manager's client), and
 // live when the cache may be stale.
-func New[T client.Object](cache client.Client, live client.Reader, finalizer string, fields Fields[T]) *Writer[T] {
-	return &Writer[T]{cache: cache, live: live, finalizer: finalizer, fields: fields, versions: map[client.ObjectKey]string{}}
+func New[T client.Object](cache client.Client, live client.Reader, finalizers []string, fields Fields[T]) *Writer[T] {
+	return &Writer[T]{cache: cache, live: live, finalizers: finalizers, fields: fields, versions: map[client.ObjectKey]string{}}
 }
 
 // Get reads obj from the cache, or live when the cache may not have this
@@ -127,10 +129,15 @@ func (w *Writer[T]) writeMetadataAndSpec(ctx context.Context, base, obj T) error
 	return nil
 }
 
+// holds tells whether obj carries one of the reconciler's finalizers.
+func (w *Writer[T]) holds(obj T) bool {
+	return slices.ContainsFunc(w.finalizers, func(name string) bool { return controllerutil.ContainsFinalizer(obj, name) })
+}
+
 // writeStatus writes the status when it changed, unless the object is being
-// deleted and the reconciler's finalizer is gone.
+// deleted and none of the reconciler's finalizers is left.
 func (w *Writer[T]) writeStatus(ctx context.Context, base, obj T) error {
-	if !obj.GetDeletionTimestamp().IsZero() && !controllerutil.ContainsFinalizer(obj, w.finalizer) {
+	if !obj.GetDeletionTimestamp().IsZero() && !w.holds(obj) {
 		return nil
 	}
 	_, _, baseStatus := w.fields(base)

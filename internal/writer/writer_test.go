@@ -73,7 +73,7 @@ func newFixture(g Gomega, cache client.Client) *fixture {
 	}
 	requests := &requestCounter{Client: cache}
 	return &fixture{km: km, requests: requests,
-		writer: writer.New(client.Client(requests), client.Reader(env.Client), infrav1.MachineFinalizer, fields)}
+		writer: writer.New(client.Client(requests), client.Reader(env.Client), []string{infrav1.MachineFinalizer, infrav1.LegacyMachineFinalizer}, fields)}
 }
 
 func (f *fixture) stored(g Gomega) *infrav1.KubernetesMachine {
@@ -200,6 +200,27 @@ func TestWriteSkipsTheStatusOfAnObjectWhoseFinalizerItRemoved(t *testing.T) {
 	g.Expect(f.requests.statusPatches.Load()).To(BeZero())
 	err := env.Client.Get(ctx, client.ObjectKeyFromObject(f.km), &infrav1.KubernetesMachine{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the finalizer's removal ended the deletion: %v", err)
+}
+
+// An object being deleted that carries only an older name of the finalizer is
+// still the reconciler's: its status is written.
+func TestWriteKeepsWritingTheStatusWhileALegacyFinalizerHoldsTheObject(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(g, nil)
+	ctx := context.Background()
+	f.km.Finalizers = []string{infrav1.LegacyMachineFinalizer}
+	g.Expect(env.Client.Update(ctx, f.km)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, f.km)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.km), f.km)).To(Succeed())
+	base := f.km.DeepCopy()
+	ready(f.km)
+
+	g.Expect(f.writer.Write(ctx, base, f.km)).To(Succeed())
+
+	g.Expect(f.requests.statusPatches.Load()).To(BeEquivalentTo(1))
+	g.Expect(f.stored(g).Status.Conditions).To(HaveLen(1))
+	f.km.Finalizers = nil
+	g.Expect(env.Client.Update(ctx, f.km)).To(Succeed(), "let the object go")
 }
 
 func TestWriteOfAnObjectThatIsGoneIsNoError(t *testing.T) {
