@@ -22,6 +22,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -146,11 +147,17 @@ func show(value any) string {
 	return shorten(string(data))
 }
 
+// shorten cuts s to maxValueShown bytes, at the start of a character so
+// that the message stays valid UTF-8.
 func shorten(s string) string {
 	if len(s) <= maxValueShown {
 		return s
 	}
-	return s[:maxValueShown] + "..."
+	cut := maxValueShown
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 // changeSummary joins changes for an error message, the first

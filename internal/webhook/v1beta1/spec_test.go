@@ -22,6 +22,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -474,4 +475,10 @@ func TestImmutableBoundsItsMessage(t *testing.T) {
 	message = immutable(field.NewPath("spec"), old, changed, "is immutable")[0].Error()
 	g.Expect(strings.Count(message, "spec.nodeSelector.key-")).To(Equal(maxChangesShown))
 	g.Expect(message).To(HaveSuffix("; and 3 more"))
+
+	// {"team":" is 9 bytes and é 2: byte 120 falls inside a character
+	changed.NodeSelector = map[string]string{"team": strings.Repeat("é", maxValueShown)}
+	message = immutable(field.NewPath("spec"), infrav1.KubernetesMachineSpec{}, changed, "is immutable")[0].Error()
+	g.Expect(utf8.ValidString(message)).To(BeTrue(), "a value is cut between characters, not inside one: %q", message)
+	g.Expect(message).To(ContainSubstring("é..."))
 }
