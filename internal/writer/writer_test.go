@@ -82,6 +82,16 @@ func (f *fixture) stored(g Gomega) *infrav1.KubernetesMachine {
 	return km
 }
 
+// deleteHeldBy gives the fixture's machine only the finalizer name and deletes
+// it, so that it stays, being deleted, until that name is removed.
+func (f *fixture) deleteHeldBy(g Gomega, finalizer string) {
+	ctx := context.Background()
+	f.km.Finalizers = []string{finalizer}
+	g.Expect(env.Client.Update(ctx, f.km)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, f.km)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.km), f.km)).To(Succeed())
+}
+
 func ready(km *infrav1.KubernetesMachine) {
 	km.Status.Conditions = append(km.Status.Conditions, metav1.Condition{
 		Type: "Ready", Status: metav1.ConditionTrue, Reason: "Ready", LastTransitionTime: metav1.Now(),
@@ -186,10 +196,7 @@ func TestWriteSkipsTheStatusOfAnObjectWhoseFinalizerItRemoved(t *testing.T) {
 	g := NewWithT(t)
 	f := newFixture(g, nil)
 	ctx := context.Background()
-	f.km.Finalizers = []string{infrav1.MachineFinalizer}
-	g.Expect(env.Client.Update(ctx, f.km)).To(Succeed())
-	g.Expect(env.Client.Delete(ctx, f.km)).To(Succeed())
-	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.km), f.km)).To(Succeed())
+	f.deleteHeldBy(g, infrav1.MachineFinalizer)
 	base := f.km.DeepCopy()
 	f.km.Finalizers = nil
 	ready(f.km)
@@ -208,10 +215,7 @@ func TestWriteKeepsWritingTheStatusWhileALegacyFinalizerHoldsTheObject(t *testin
 	g := NewWithT(t)
 	f := newFixture(g, nil)
 	ctx := context.Background()
-	f.km.Finalizers = []string{infrav1.LegacyMachineFinalizer}
-	g.Expect(env.Client.Update(ctx, f.km)).To(Succeed())
-	g.Expect(env.Client.Delete(ctx, f.km)).To(Succeed())
-	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.km), f.km)).To(Succeed())
+	f.deleteHeldBy(g, infrav1.LegacyMachineFinalizer)
 	base := f.km.DeepCopy()
 	ready(f.km)
 
