@@ -32,68 +32,7 @@ import (
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/bootstrap"
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
-	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
 )
-
-// testMachine is a Machine with its KubernetesMachine and bootstrap data, as CAPI
-// and the kubeadm bootstrap provider leave them.
-type testMachine struct {
-	machine *clusterv1.Machine
-	km      *infrav1.KubernetesMachine
-}
-
-type machineOptions struct {
-	controlPlane  bool
-	bootstrapData bool
-	spec          infrav1.KubernetesMachineSpec
-}
-
-func newTestMachine(g Gomega, tc *testCluster, name string, opts machineOptions) *testMachine {
-	machine, km, err := envtest.CreateMachine(context.Background(), env.Client, tc.cluster, name,
-		envtest.MachineOptions{ControlPlane: opts.controlPlane, Spec: opts.spec})
-	g.Expect(err).NotTo(HaveOccurred())
-	tm := &testMachine{machine: machine, km: km}
-	if opts.bootstrapData {
-		tm.giveBootstrapData(g, "worker-join.yaml")
-	}
-	return tm
-}
-
-// giveBootstrapData does what the kubeadm bootstrap provider does: a data Secret
-// and the Machine's dataSecretName.
-func (tm *testMachine) giveBootstrapData(g Gomega, fixture string) {
-	data, err := envtest.BootstrapFixture(fixture)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(envtest.GiveBootstrapData(context.Background(), env.Client, tm.machine, data)).To(Succeed())
-}
-
-// eventuallyKubernetesMachine re-reads the KubernetesMachine until check passes.
-func eventuallyKubernetesMachine(g Gomega, key client.ObjectKey, check func(Gomega, *infrav1.KubernetesMachine)) *infrav1.KubernetesMachine {
-	return eventuallyObject(g, key, &infrav1.KubernetesMachine{}, check)
-}
-
-func eventuallyPod(g Gomega, hostingClient client.Client, key client.ObjectKey) *corev1.Pod {
-	pod := &corev1.Pod{}
-	g.Eventually(func() error { return hostingClient.Get(context.Background(), key, pod) }, 20*time.Second, 100*time.Millisecond).Should(Succeed())
-	return pod
-}
-
-// setPodRunning plays the kubelet: the Pod runs with an IP, ready or not.
-func setPodRunning(g Gomega, hostingClient client.Client, pod *corev1.Pod, ready bool, started time.Time) {
-	readiness := corev1.ConditionFalse
-	if ready {
-		readiness = corev1.ConditionTrue
-	}
-	pod.Status = corev1.PodStatus{
-		Phase: corev1.PodRunning, PodIP: "10.244.0.7", StartTime: &metav1.Time{Time: started},
-		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: readiness}},
-	}
-	g.Expect(hostingClient.Status().Update(context.Background(), pod)).To(Succeed())
-}
-
-func podKey(tc *testCluster, machineName string) client.ObjectKey {
-	return client.ObjectKey{Namespace: tc.namespace, Name: nodepod.PodName(machineName)}
-}
 
 func TestMachineShowsWhatItWaitsFor(t *testing.T) {
 	g := NewWithT(t)
