@@ -24,7 +24,7 @@ limitations under the License.
 // the reconciler (watches, scope, the chain of steps, deletion), <kind>_<thing>.go
 // one part of it (kubernetescluster_service.go, kubernetesmachine_bootstrap.go);
 // what both reconcilers use is named for what it does (conditions.go,
-// hostingobjects.go, pause.go, logging.go), and setup.go wires both
+// finalizers.go, hostingobjects.go, pause.go, logging.go), and setup.go wires both
 // reconcilers and the CRD migrator for cmd/main.go and the tests (Setup).
 // Each file opens with a line that says what it holds.
 //
@@ -53,7 +53,9 @@ limitations under the License.
 //   - Identity first. Before anything exists on a hosting cluster, one write
 //     persists what finds it again after a crash or a move: the finalizer and
 //     owner ID of a KubernetesCluster (persistIdentity), the finalizer and
-//     provider ID of a KubernetesMachine (persistFinalizerAndProviderID). Only
+//     provider ID of a KubernetesMachine (persistFinalizerAndProviderID). The
+//     finalizer goes in place of the name releases before v0.2 wrote, and
+//     deletion removes both (finalizers.go). Only
 //     metadata and spec change in that write; status changes made so far wait
 //     for the write at the end.
 //   - Everything else once, at the end of the reconcile, and only what
