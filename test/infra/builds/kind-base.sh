@@ -124,16 +124,18 @@ build_fuse_overlayfs() {
     -o "$1/usr/local/bin/" "$pkg"
 }
 
-# verify checks that every program reports the version kind pins.
+# verify checks that every program reports the version kind pins. Outputs are
+# read whole before matching: with pipefail, `prog | grep -q` fails whenever
+# grep stops reading before prog has written everything (SIGPIPE).
 verify() { # verify <folder>
   local f=$1
-  "$f/usr/local/bin/containerd" --version | grep -q " $CONTAINERD_VERSION" || die "containerd is not $CONTAINERD_VERSION"
-  "$f/usr/local/bin/ctr" --version | grep -q " $CONTAINERD_VERSION" || die "ctr is not $CONTAINERD_VERSION"
-  "$f/usr/local/bin/containerd-shim-runc-v2" -v | grep -q " $CONTAINERD_VERSION" ||
+  reports "$f/usr/local/bin/containerd" --version -- " $CONTAINERD_VERSION" || die "containerd is not $CONTAINERD_VERSION"
+  reports "$f/usr/local/bin/ctr" --version -- " $CONTAINERD_VERSION" || die "ctr is not $CONTAINERD_VERSION"
+  reports "$f/usr/local/bin/containerd-shim-runc-v2" -v -- " $CONTAINERD_VERSION" ||
     die "containerd-shim-runc-v2 is not $CONTAINERD_VERSION"
-  "$f/usr/local/sbin/runc" --version | grep -qx "runc version ${RUNC_VERSION#v}" || die "runc is not $RUNC_VERSION"
-  "$f/usr/local/sbin/runc" --version | grep -q "^libseccomp: " || die "runc was built without seccomp"
-  "$f/usr/local/bin/crictl" --version | grep -qx "crictl version $CRICTL_VERSION" || die "crictl is not $CRICTL_VERSION"
+  reports "$f/usr/local/sbin/runc" --version -- "runc version ${RUNC_VERSION#v}" || die "runc is not $RUNC_VERSION"
+  reports "$f/usr/local/sbin/runc" --version -- "libseccomp: " || die "runc was built without seccomp"
+  reports "$f/usr/local/bin/crictl" --version -- "crictl version $CRICTL_VERSION" || die "crictl is not $CRICTL_VERSION"
   # The plugins (CNI_COMMAND=VERSION prints the spec versions, not theirs)
   # and fuse-overlayfs (no version flag): their Go build information.
   local plugin
@@ -144,10 +146,20 @@ verify() { # verify <folder>
     "$FUSE_VERSION"
 }
 
+# reports runs a program and succeeds when its output contains the text.
+reports() { # reports <program> <arguments...> -- <text>
+  local args=() out
+  while [ "$1" != -- ]; do args+=("$1"); shift; done
+  out=$("${args[@]}" 2>&1) || return 1
+  [[ "$out" == *"$2"* ]]
+}
+
 # built_from fails unless the binary's Go build information names the module
 # at the version.
 built_from() { # built_from <binary> <module> <version>
-  go version -m "$1" | grep -qE "^\s+(mod|dep)\s+$2\s+$3(\s|\$)" || die "$1 is not built from $2 $3"
+  local info
+  info=$(go version -m "$1") || die "$1 has no Go build information"
+  grep -qE "^\s+(mod|dep)\s+$2\s+$3(\s|\$)" <<<"$info" || die "$1 is not built from $2 $3"
 }
 
 main() {
