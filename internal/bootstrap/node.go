@@ -16,10 +16,7 @@ limitations under the License.
 
 package bootstrap
 
-import (
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // The node side of the bootstrap contract: where the node Pod finds the
 // script, how it runs it exactly once, and how it reports the outcome.
@@ -50,8 +47,6 @@ const (
 	unitName       = "capk-bootstrap.service"
 	systemdUnitDir = "/etc/systemd/system"
 	wantsDir       = "multi-user.target.wants"
-	entrypointPath = "/usr/local/bin/entrypoint"
-	initPath       = "/sbin/init"
 
 	// unitHeredocDelimiter must never occur as a line of unit.
 	unitHeredocDelimiter = "CAPK_BOOTSTRAP_UNIT"
@@ -83,26 +78,3 @@ StandardError=journal+console
 [Install]
 WantedBy=multi-user.target
 `
-
-// NodeCommand is the node container's command: it installs the bootstrap unit
-// and then starts the image's own entrypoint with systemd.
-func NodeCommand() []string {
-	return []string{"/bin/bash", "-c", wrapperScript("")}
-}
-
-// wrapperScript renders the node container's wrapper with every path it writes
-// or executes below root, which only tests set. It is idempotent and holds no
-// secrets: the bootstrap script itself comes from the mounted Secret.
-func wrapperScript(root string) string {
-	unitDir := shellQuote(root + systemdUnitDir)
-	return strings.Join([]string{
-		"set -o errexit -o nounset -o pipefail",
-		"unit_dir=" + unitDir,
-		`mkdir -p "${unit_dir}/` + wantsDir + `"`,
-		`cat > "${unit_dir}/` + unitName + `" <<'` + unitHeredocDelimiter + `'`,
-		unit + unitHeredocDelimiter,
-		// A relative link resolves both in the node and below a test root.
-		`ln -sfn "../` + unitName + `" "${unit_dir}/` + wantsDir + "/" + unitName + `"`,
-		"exec " + shellQuote(root+entrypointPath) + " " + initPath,
-	}, "\n") + "\n"
-}

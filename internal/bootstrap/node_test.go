@@ -27,53 +27,6 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-func TestWrapperScriptIsValidBash(t *testing.T) {
-	for name, script := range map[string]string{"production": wrapperScript(""), "below a test root": wrapperScript(t.TempDir())} {
-		t.Run(name, func(t *testing.T) {
-			g := NewWithT(t)
-			path := filepath.Join(t.TempDir(), "wrapper.sh")
-			g.Expect(os.WriteFile(path, []byte(script), 0o600)).To(Succeed())
-			out, err := exec.Command("bash", "-n", path).CombinedOutput()
-			g.Expect(err).NotTo(HaveOccurred(), string(out))
-		})
-	}
-}
-
-func TestWrapperScriptInstallsTheUnitAndExecsTheEntrypointWithInit(t *testing.T) {
-	g := NewWithT(t)
-	root := t.TempDir()
-	entrypoint := filepath.Join(root, entrypointPath)
-	g.Expect(os.MkdirAll(filepath.Dir(entrypoint), 0o755)).To(Succeed())
-	g.Expect(os.WriteFile(entrypoint, []byte("#!/bin/sh\nprintf 'entrypoint got:%s\\n' \"$@\"\n"), 0o755)).To(Succeed())
-	unitDir := filepath.Join(root, systemdUnitDir)
-
-	for run := 1; run <= 2; run++ { // the second run proves the wrapper is idempotent
-		out, err := exec.Command("/bin/bash", "-c", wrapperScript(root)).CombinedOutput()
-		g.Expect(err).NotTo(HaveOccurred(), "run %d: %s", run, out)
-		g.Expect(string(out)).To(Equal("entrypoint got:/sbin/init\n"), "run %d", run)
-
-		installed, err := os.ReadFile(filepath.Join(unitDir, unitName))
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(string(installed)).To(Equal(unit))
-
-		wantsLink := filepath.Join(unitDir, wantsDir, unitName)
-		target, err := os.Readlink(wantsLink)
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(target).To(Equal("../" + unitName))
-		linked, err := os.ReadFile(wantsLink)
-		g.Expect(err).NotTo(HaveOccurred(), "the wants link resolves")
-		g.Expect(linked).To(Equal(installed))
-	}
-}
-
-func TestWrapperScriptHoldsNoBootstrapData(t *testing.T) {
-	g := NewWithT(t)
-	script := wrapperScript("")
-	g.Expect(script).To(ContainSubstring(MountPath + "/" + ScriptKey))
-	g.Expect(script).NotTo(ContainSubstring("kubeadm"))
-	g.Expect(script).NotTo(ContainSubstring("token"))
-}
-
 func TestBootstrapUnitRunsOnceAndEndsTheContainerOnFailure(t *testing.T) {
 	lines := strings.Split(unit, "\n")
 	tests := []struct {
