@@ -366,3 +366,34 @@ func TestRenderedScriptForANodeSetsTheProviderIDFirstAndItsHostname(t *testing.T
 		"the kubelet's providerID is set before anything of the bootstrap data runs")
 	g.Expect(strings.Count(string(script.Content), "#!/bin/bash")).To(Equal(1), "one script, one interpreter line")
 }
+
+// kind's image sets KUBELET_EXTRA_ARGS in a file without a trailing newline:
+// the provider ID joins what the image sets rather than replacing it.
+func TestRenderedScriptAddsTheProviderIDToTheImagesKubeletArgs(t *testing.T) {
+	const id = "kubernetes://hosting/node-a"
+	tests := []struct {
+		name, before, want string
+	}{
+		{name: "kind's file", before: "KUBELET_EXTRA_ARGS=--runtime-cgroups=/system.slice/containerd.service",
+			want: `KUBELET_EXTRA_ARGS="--runtime-cgroups=/system.slice/containerd.service --provider-id=` + id + "\"\n"},
+		{name: "other lines and quoted values are kept, a provider ID set before is replaced",
+			before: "# set by the image\nKUBELET_EXTRA_ARGS=\"--v=2 --provider-id=kubernetes://old/x --max-pods=20\"\nOTHER='a b'\n",
+			want:   "# set by the image\nOTHER='a b'\nKUBELET_EXTRA_ARGS=\"--v=2 --max-pods=20 --provider-id=" + id + "\"\n"},
+		{name: "single quotes", before: "KUBELET_EXTRA_ARGS='--v=4'\n", want: `KUBELET_EXTRA_ARGS="--v=4 --provider-id=` + id + "\"\n"},
+		{name: "an empty file", before: "", want: `KUBELET_EXTRA_ARGS="--provider-id=` + id + "\"\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			script, root := renderForTest(t, "#cloud-config\nbootcmd: ['true']\n", Node{Hostname: "node-a", ProviderID: id})
+			defaults := filepath.Join(root, kubeletDefaultsPath)
+			g.Expect(os.MkdirAll(filepath.Dir(defaults), 0o755)).To(Succeed())
+			g.Expect(os.WriteFile(defaults, []byte(tt.before), 0o644)).To(Succeed())
+
+			run := runScript(t, root, script.Content)
+			g.Expect(run.exitCode).To(Equal(0), run.output)
+			g.Expect(run.read(kubeletDefaultsPath)).To(Equal(tt.want))
+			g.Expect(fileMode(t, root, kubeletDefaultsPath)).To(Equal(os.FileMode(0o644)), "the file keeps its mode")
+		})
+	}
+}

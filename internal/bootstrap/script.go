@@ -67,13 +67,24 @@ func renderScript(cfg *cloudConfig, providerID, root string) []byte {
 // (KUBELET_EXTRA_ARGS), as on kind's images.
 const kubeletDefaultsPath = "/etc/default/kubelet"
 
-// writeProviderID makes the kubelet register the Node with providerID.
+// writeProviderID makes the kubelet register the Node with providerID. It adds
+// the flag to the KUBELET_EXTRA_ARGS the image may set already (kind's sets
+// --runtime-cgroups, in a file without a trailing newline), replaces a provider
+// ID set before, and keeps the file's other lines and its mode.
 func writeProviderID(b *bytes.Buffer, providerID, target string) {
+	quoted := shellQuote(target)
 	b.WriteString("\nbootstrap_begin 'setting the kubelet providerID'\n")
 	fmt.Fprintf(b, "mkdir -p -- %s\n", shellQuote(path.Dir(target)))
-	line := `KUBELET_EXTRA_ARGS="--provider-id=` + providerID + `"`
-	fmt.Fprintf(b, "printf '%%s\\n' %s >> %s\n", shellQuote(line), shellQuote(target))
+	fmt.Fprintf(b, "kubelet_args=$({ sed -n %s %s 2>/dev/null || true; } | tail -n 1)\n", shellQuote(extraArgsValue), quoted)
+	fmt.Fprintf(b, "kubelet_other=$(grep -v '^KUBELET_EXTRA_ARGS=' %s 2>/dev/null || true)\n", quoted)
+	b.WriteString("{\n\t[ -z \"${kubelet_other}\" ] || printf '%s\\n' \"${kubelet_other}\"\n")
+	fmt.Fprintf(b, "\tprintf 'KUBELET_EXTRA_ARGS=\"%%s%%s\"\\n' \"${kubelet_args:+${kubelet_args} }\" %s\n", shellQuote("--provider-id="+providerID))
+	fmt.Fprintf(b, "} > %s\n", quoted)
 }
+
+// extraArgsValue is a sed program that prints the value of each
+// KUBELET_EXTRA_ARGS line, unquoted, without a --provider-id flag.
+const extraArgsValue = `/^KUBELET_EXTRA_ARGS=/{s/^KUBELET_EXTRA_ARGS=//;s/^"\(.*\)"$/\1/;s/^'\(.*\)'$/\1/;s/ *--provider-id=[^ ]*//g;s/^ *//;p}`
 
 // writeCommands runs each entry in its own /bin/sh, as cloud-init uses
 // /bin/sh for bootcmd and runcmd. A child shell gives each entry a plain exit
