@@ -43,7 +43,8 @@ var ReservedMountPaths = []string{
 	"/tmp",
 	"/usr",
 	"/var",
-	"/var/lib/containerd",
+	"/var/lib/containerd", // the image's preloaded content store
+	ContainerdSnapshotsPath,
 	"/var/lib/kubelet",
 }
 

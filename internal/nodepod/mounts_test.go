@@ -34,6 +34,8 @@ func TestMountPathConflict(t *testing.T) {
 		{mountPath: "/lib/modules", wantConflict: true},
 		{mountPath: "/run/cluster-api", wantConflict: true},
 		{mountPath: "/", wantConflict: true},
+		{mountPath: "/var/lib/containerd", wantConflict: true},
+		{mountPath: "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs", wantConflict: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mountPath, func(t *testing.T) {

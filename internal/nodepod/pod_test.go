@@ -94,7 +94,7 @@ func TestPodMountsWhatAKindNodeNeeds(t *testing.T) {
 	}{
 		{mountPath: "/run", wantSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
 		{mountPath: "/tmp", wantSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
-		{mountPath: "/var/lib/containerd", wantSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{mountPath: "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs", wantSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{mountPath: "/var/lib/kubelet", wantSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{mountPath: "/lib/modules", wantReadOnly: true, wantSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 			Path: "/lib/modules", Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}},

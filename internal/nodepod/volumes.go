@@ -28,6 +28,13 @@ import (
 // would keep the Pod in ContainerCreating forever.
 const modulesHostPathType = corev1.HostPathDirectoryOrCreate
 
+// ContainerdSnapshotsPath is where the node's containerd keeps its overlayfs
+// snapshots: overlayfs cannot take the container's own overlay root as an
+// upper directory, so they go on a disk emptyDir. Only they do: the rest of
+// /var/lib/containerd stays on the image's root, so that images preloaded into
+// the image's content store (as kind's node images have them) are there.
+const ContainerdSnapshotsPath = "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs"
+
 // podVolumes are the volumes a kind-style node needs, the bootstrap Secret and
 // the machine's claims.
 func podVolumes(m Node) []corev1.Volume {
@@ -61,7 +68,7 @@ func volumeMounts(m Node) []corev1.VolumeMount {
 	mounts := []corev1.VolumeMount{
 		{Name: runVolume, MountPath: "/run"},
 		{Name: tmpVolume, MountPath: "/tmp"},
-		{Name: containerdVolume, MountPath: "/var/lib/containerd"},
+		{Name: containerdVolume, MountPath: ContainerdSnapshotsPath},
 		{Name: kubeletVolume, MountPath: "/var/lib/kubelet"},
 		{Name: modulesVolume, MountPath: "/lib/modules", ReadOnly: true},
 		{Name: bootstrapVolume, MountPath: bootstrap.MountPath, ReadOnly: true},
