@@ -84,8 +84,11 @@ func (a *agent) sync(nodes []*corev1.Node) error {
 	return a.syncMasquerade(own, all)
 }
 
-// cniConfig is a bridge on the node's own CIDRs; the default route goes via
-// the bridge, and podnet routes the other nodes' CIDRs.
+// cniConfig gives each pod a point-to-point link to the node (ptp) with an
+// address of the node's own CIDRs, as kind's kindnet does: only the plugins
+// kind's node image builds (ptp, host-local, portmap), and a pod that reaches
+// itself through a Service is routed back without a bridge's hairpin mode.
+// podnet routes the other nodes' CIDRs.
 func cniConfig(cidrs []string) []byte {
 	ranges := make([][]map[string]string, 0, len(cidrs))
 	for _, c := range cidrs {
@@ -96,7 +99,7 @@ func cniConfig(cidrs []string) []byte {
 		"name":       "podnet",
 		"plugins": []any{
 			map[string]any{
-				"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+				"type": "ptp", "ipMasq": false,
 				"ipam": map[string]any{"type": "host-local", "ranges": ranges,
 					"routes": []map[string]string{{"dst": "0.0.0.0/0"}}},
 			},

@@ -87,7 +87,7 @@ func TestSyncConfiguresOwnCIDRRoutesAndNAT(t *testing.T) {
 	if err := json.Unmarshal(content, &parsed); err != nil {
 		t.Fatal(err)
 	}
-	if parsed.Plugins[0].Type != "bridge" || parsed.Plugins[0].IPAM.Ranges[0][0]["subnet"] != "10.244.0.0/24" {
+	if parsed.Plugins[0].Type != "ptp" || parsed.Plugins[0].IPAM.Ranges[0][0]["subnet"] != "10.244.0.0/24" {
 		t.Errorf("CNI config = %s", content)
 	}
 	want := []string{

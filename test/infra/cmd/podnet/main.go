@@ -17,7 +17,7 @@ limitations under the License.
 // Command podnet is the pod network of workload clusters built from the
 // offline node image: a DaemonSet (test/infra/podnet/podnet.yaml, its image is
 // preloaded in the node image) that, from the Nodes' spec.podCIDRs,
-//   - writes the node's CNI configuration (bridge + host-local on its own CIDR),
+//   - writes the node's CNI configuration (ptp + host-local on its own CIDR),
 //   - routes every other node's CIDR via that node's InternalIP (host-gw: node
 //     Pods share one L2 segment on the hosting cluster),
 //   - masquerades pod traffic that leaves the cluster's pod CIDRs.
