@@ -41,6 +41,7 @@ func newNodeRoot(t *testing.T, fakes []string, failing map[string]int) nodeRoot 
 	t.Helper()
 	n := nodeRoot{t: t, root: t.TempDir(), bin: t.TempDir()}
 	n.write(entrypointPath, "#!/bin/sh\nprintf 'entrypoint got:%s\\n' \"$@\"\n", 0o755)
+	g := NewWithT(t)
 	for _, name := range fakes {
 		script := "#!/bin/sh\necho \"" + name + " $*\" >> " + shellQuote(n.callsPath()) + "\n"
 		if name == "unshare" { // runs what follows "--", as unshare does
@@ -49,7 +50,6 @@ func newNodeRoot(t *testing.T, fakes []string, failing map[string]int) nodeRoot 
 		if code, ok := failing[name]; ok {
 			script += "exit " + strconv.Itoa(code) + "\n"
 		}
-		g := NewWithT(t)
 		g.Expect(os.WriteFile(filepath.Join(n.bin, name), []byte(script), 0o755)).To(Succeed())
 	}
 	return n
@@ -221,6 +221,15 @@ func TestWrapperScriptRestrictsOOMScoreAdjOnlyWithoutCapSysResource(t *testing.T
 			g.Expect(err).NotTo(HaveOccurred(), out)
 			g.Expect(n.read(containerdConfigPath)).To(HavePrefix(tt.want))
 		})
+	}
+}
+
+// The cgroup v1 files go through quoted heredocs, as the unit does: the
+// delimiter must not be a line of either.
+func TestCgroupV1FilesNeverContainTheHeredocDelimiter(t *testing.T) {
+	g := NewWithT(t)
+	for _, content := range []string{cgroupV1Fix(cgroupMount), cgroupV1DropInUnit} {
+		g.Expect(strings.Split(content, "\n")).NotTo(ContainElement(fileHeredocDelimiter))
 	}
 }
 
