@@ -129,13 +129,13 @@ build_fuse_overlayfs() {
 # grep stops reading before prog has written everything (SIGPIPE).
 verify() { # verify <folder>
   local f=$1
-  reports "$f/usr/local/bin/containerd" --version -- " $CONTAINERD_VERSION" || die "containerd is not $CONTAINERD_VERSION"
-  reports "$f/usr/local/bin/ctr" --version -- " $CONTAINERD_VERSION" || die "ctr is not $CONTAINERD_VERSION"
-  reports "$f/usr/local/bin/containerd-shim-runc-v2" -v -- " $CONTAINERD_VERSION" ||
+  reports " $CONTAINERD_VERSION" "$f/usr/local/bin/containerd" --version || die "containerd is not $CONTAINERD_VERSION"
+  reports " $CONTAINERD_VERSION" "$f/usr/local/bin/ctr" --version || die "ctr is not $CONTAINERD_VERSION"
+  reports " $CONTAINERD_VERSION" "$f/usr/local/bin/containerd-shim-runc-v2" -v ||
     die "containerd-shim-runc-v2 is not $CONTAINERD_VERSION"
-  reports "$f/usr/local/sbin/runc" --version -- "runc version ${RUNC_VERSION#v}" || die "runc is not $RUNC_VERSION"
-  reports "$f/usr/local/sbin/runc" --version -- "libseccomp: " || die "runc was built without seccomp"
-  reports "$f/usr/local/bin/crictl" --version -- "crictl version $CRICTL_VERSION" || die "crictl is not $CRICTL_VERSION"
+  reports "runc version ${RUNC_VERSION#v}" "$f/usr/local/sbin/runc" --version || die "runc is not $RUNC_VERSION"
+  reports "libseccomp: " "$f/usr/local/sbin/runc" --version || die "runc was built without seccomp"
+  reports "crictl version $CRICTL_VERSION" "$f/usr/local/bin/crictl" --version || die "crictl is not $CRICTL_VERSION"
   # The plugins (CNI_COMMAND=VERSION prints the spec versions, not theirs)
   # and fuse-overlayfs (no version flag): their Go build information.
   local plugin
@@ -147,11 +147,11 @@ verify() { # verify <folder>
 }
 
 # reports runs a program and succeeds when its output contains the text.
-reports() { # reports <program> <arguments...> -- <text>
-  local args=() out
-  while [ "$1" != -- ]; do args+=("$1"); shift; done
-  out=$("${args[@]}" 2>&1) || return 1
-  [[ "$out" == *"$2"* ]]
+reports() { # reports <text> <program> <arguments...>
+  local want=$1 out
+  shift
+  out=$("$@" 2>&1) || return 1
+  [[ "$out" == *"$want"* ]]
 }
 
 # built_from fails unless the binary's Go build information names the module
