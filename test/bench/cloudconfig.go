@@ -41,7 +41,7 @@ func BootstrapData(namespace, clusterName string, controlPlane bool) []byte {
 	b.WriteString("## template: jinja\n#cloud-config\n\nwrite_files:\n")
 	writeFile(&b, kubeadmFile, "0640", kubeadmConfig(endpoint, clusterName, controlPlane))
 	writeFile(&b, "/etc/kubernetes/patches/kubeletconfiguration0+strategic.yaml", "0644",
-		"apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: cgroupfs\nfailSwapOn: false\n")
+		"apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: systemd\nfailSwapOn: false\n")
 	writeFile(&b, "/run/cluster-api/placeholder", "0640",
 		"This placeholder file is used to create the /run/cluster-api sub directory\n")
 	b.WriteString("runcmd:\n")

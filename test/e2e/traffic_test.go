@@ -34,7 +34,8 @@ import (
 )
 
 // The workload image is podnet's: the only preloaded image with a Debian
-// userland (sh, socat, getent), and no registry is reachable.
+// userland, and no registry is reachable. It is kind's node userland, which has
+// no socat or netcat: systemd-socket-activate serves, bash's /dev/tcp connects.
 const echoPort = 8080
 
 // expectCrossNodeTraffic runs an echo server on two different workers and,
@@ -62,9 +63,9 @@ func expectCrossNodeTraffic(ctx context.Context, t *testing.T, g Gomega, w *work
 
 	server := pods[1]
 	script := fmt.Sprintf(`set -eux
-socat -T5 - TCP:%s:%d | grep -x %s
+timeout 5 bash -c 'cat </dev/tcp/%s/%d' | grep -x %s
 getent hosts echo.%s.svc.cluster.local
-socat -T5 - TCP:echo.%s.svc.cluster.local:%d | grep '^echo-'
+timeout 5 bash -c 'cat </dev/tcp/echo.%s.svc.cluster.local/%d' | grep '^echo-'
 `, server.Status.PodIP, echoPort, server.Name, ns, ns, echoPort)
 	job := probeJob(pods[0].Spec.NodeName, script)
 	_, err = w.clients.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
@@ -100,7 +101,8 @@ func echoDeployment() *appsv1.Deployment {
 						Image:           env.settings["PODNET_IMAGE"],
 						ImagePullPolicy: corev1.PullIfNotPresent,
 						// answers every connection with the Pod's name
-						Command: []string{"socat", fmt.Sprintf("TCP-LISTEN:%d,fork,reuseaddr", echoPort), "SYSTEM:hostname"},
+						Command: []string{"systemd-socket-activate", "--accept", "--inetd",
+							fmt.Sprintf("--listen=0.0.0.0:%d", echoPort), "hostname"},
 						ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
 							TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(echoPort)},
 						}},
@@ -133,7 +135,7 @@ func probeJob(nodeName, script string) *batchv1.Job {
 					Name:            "probe",
 					Image:           env.settings["PODNET_IMAGE"],
 					ImagePullPolicy: corev1.PullIfNotPresent,
-					Command:         []string{"sh", "-c", script},
+					Command:         []string{"bash", "-c", script},
 				}},
 			}},
 		},

@@ -110,8 +110,14 @@ func (w *workloadCluster) machines(ctx context.Context, g Gomega, extra ...clien
 	return list.Items
 }
 
+// kindContainerd is the container runtime of kind v0.33.0's node image, which
+// the environment builds from kind's recipe: the Nodes must be on it, not on
+// an image of the project's own.
+const kindContainerd = "containerd://2.3."
+
 // expectNodesReady checks that every Machine is Running with a Ready Node
-// whose providerID is the Machine's, and that there are want Machines.
+// whose providerID is the Machine's, on kind's containerd, and that there are
+// want Machines.
 func (w *workloadCluster) expectNodesReady(ctx context.Context, g Gomega, want int) {
 	machines := w.machines(ctx, g)
 	g.Expect(machines).To(HaveLen(want))
@@ -122,6 +128,7 @@ func (w *workloadCluster) expectNodesReady(ctx context.Context, g Gomega, want i
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(node.Spec.ProviderID).To(Equal(m.Spec.ProviderID), "Node %s", node.Name)
 		g.Expect(nodeReady(node)).To(BeTrue(), "Node %s is not Ready", node.Name)
+		g.Expect(node.Status.NodeInfo.ContainerRuntimeVersion).To(HavePrefix(kindContainerd), "Node %s", node.Name)
 	}
 }
 

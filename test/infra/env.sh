@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The local end-to-end environment in one command: a hosting cluster on this
-# machine (test/infra/hosting), the offline node image and the management
+# machine (test/infra/hosting), kind's node image (kindest/node, built from
+# kind's own recipe by test/infra/node-image/build-kind.sh) and the management
 # images loaded into its containerd, and Cluster API, cert-manager and this
 # provider installed by `clusterctl init` from a local repository, running as
 # Pods in that cluster, which is also the management cluster.
@@ -40,8 +41,8 @@ build() {
   # Two builds at once use 2 cores better than one after the other: one links
   # (single-threaded) or runs debootstrap while the other compiles. The node
   # image of the previous Kubernetes minor (for the upgrade test) comes second:
-  # it shares the first one's Debian rootfs.
-  { "$here/node-image/build.sh" >"$node_image_out" && build_previous_node_image >"$previous_image_out"; } &
+  # it shares the first one's Debian rootfs and kind's programs.
+  { "$here/node-image/build-kind.sh" >"$node_image_out" && build_previous_node_image >"$previous_image_out"; } &
   pid=$!
   MANAGEMENT=$("$here/management/build.sh")
   wait "$pid" || die "building the node images failed"
@@ -66,7 +67,7 @@ build() {
 # CAPK_PREVIOUS_KUBERNETES=0 (the quickstart needs none).
 build_previous_node_image() {
   [ "${CAPK_PREVIOUS_KUBERNETES:-1}" = 0 ] && return
-  CAPK_KUBE_WRAPPER=kubernetes-previous "$here/node-image/build.sh"
+  CAPK_KUBE_WRAPPER=kubernetes-previous "$here/node-image/build-kind.sh"
 }
 
 # image_name prints the reference an OCI image-layout tarball holds.

@@ -2,8 +2,8 @@
 # NetworkPolicy check of the hosting cluster (kube-network-policies behind the
 # CAPK-NETPOL NFQUEUE diversion): Pods of namespace netpol-a (labelled like node
 # Pods, infrastructure.cluster.x-k8s.io/node-role) and netpol-b, and an
-# unlabelled Pod in netpol-c, each serving TCP 8080 and 9090 with socat from the
-# node image. Without a policy A reaches B. With the policy below on B's Pods:
+# unlabelled Pod in netpol-c, each serving TCP 8080 and 9090 with
+# systemd-socket-activate from kind's node image. Without a policy A reaches B. With the policy below on B's Pods:
 # A cannot connect, directly or through B's ClusterIP Service; B's Pods reach
 # each other; C reaches 9090 only; B's Pods reach A; root on the host reaches B;
 # the kubelet's HTTP, TCP and exec probes on B's Pods pass (a Pod created after
@@ -15,8 +15,8 @@
 # and checks that nothing is left, like smoke.sh. If it is up, the script uses it
 # and leaves it up (only its namespaces are deleted).
 #
-# Environment: CAPK_NETPOL_SMOKE_IMAGE_TAR  OCI tarball with bash and socat
-#              [the node image, test/infra/node-image/build.sh]
+# Environment: CAPK_NETPOL_SMOKE_IMAGE_TAR  OCI tarball with bash and systemd-socket-activate
+#              [kind's node image, test/infra/node-image/build-kind.sh]
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,7 +32,7 @@ k() { "$BIN/kubectl" --kubeconfig "$S/kubeconfig" "$@"; }
 # image imports the tarball (unless containerd has it) and sets IMAGE.
 image() {
   local tar=${CAPK_NETPOL_SMOKE_IMAGE_TAR:-}
-  [ -n "$tar" ] || tar=$("$here/../node-image/build.sh")
+  [ -n "$tar" ] || tar=$("$here/../node-image/build-kind.sh")
   IMAGE=$(tar -xOf "$tar" --occurrence=1 index.json | grep -o '"io.containerd.image.name":"[^"]*"' | cut -d'"' -f4)
   [ -n "$IMAGE" ] || fail "no io.containerd.image.name in $tar"
   local ctr=(ctr --address "$S/containerd/containerd.sock" --namespace k8s.io) images
@@ -43,14 +43,14 @@ image() {
   fi
 }
 
-# serve is the Pod's command: socat on 8080 and 9090, each connection answered
+# serve is the Pod's command: a listener on 8080 and 9090, each connection answered
 # by "<pod> <port>" as an HTTP/1.0 reply once the request's headers are read.
 serve=$(cat <<'EOF'
 cat >/reply <<'R'
 while read -r l && [ -n "${l%$'\r'}" ]; do :; done
 printf 'HTTP/1.0 200 OK\r\n\r\n%s %s\n' "$HOSTNAME" "$1"
 R
-for port in 8080 9090; do socat TCP-LISTEN:$port,fork,reuseaddr EXEC:"bash /reply $port" & done
+for port in 8080 9090; do systemd-socket-activate --accept --inetd --listen=0.0.0.0:$port bash /reply $port & done
 wait
 EOF
 )
@@ -125,7 +125,7 @@ EOF
 # <namespace>/<pod>, or from the host (as root) if the Pod is "host".
 connect() {
   local ns=$1 pod=$2 ip=$3 port=$4
-  local cmd="printf 'GET / HTTP/1.0\r\n\r\n' | socat -t2 -T5 - TCP:$ip:$port,connect-timeout=3 | tail -1"
+  local cmd="timeout 5 bash -c 'exec 3<>/dev/tcp/$ip/$port; printf \"GET / HTTP/1.0\\r\\n\\r\\n\" >&3; cat <&3' | tail -1"
   if [ "$pod" = host ]; then
     bash -c "$cmd"
   else
