@@ -28,6 +28,16 @@ source "$state/e2e.env"
 set +a
 export HOME=${HOME:-/root}
 
+# timeline prints where the time to Available went, per machine, and writes it
+# as JSON and as a Gantt chart (test/infra/cmd/timeline) under out/.
+timeline() {
+  local out=$here/../../out
+  mkdir -p "$out"
+  log "timeline: $out/quickstart-timeline.svg and .json"
+  "$("$here/tools.sh")/timeline" -kubeconfig "$KUBECONFIG" -namespace "$namespace" -cluster "$name" \
+    -json "$out/quickstart-timeline.json" -svg "$out/quickstart-timeline.svg" || log "no timeline (see above)"
+}
+
 log "namespace $namespace (Pod Security: privileged, node Pods are) and the podnet ClusterResourceSet"
 "$KUBECTL" create namespace "$namespace" --dry-run=client -o yaml | "$KUBECTL" apply -f -
 "$KUBECTL" label namespace "$namespace" pod-security.kubernetes.io/enforce=privileged --overwrite
@@ -50,6 +60,7 @@ log "waiting for the Cluster to be Available"
 "$KUBECTL" --kubeconfig "$state/$name.kubeconfig" wait nodes --all --for=condition=Ready --timeout=5m
 "$KUBECTL" --kubeconfig "$state/$name.kubeconfig" get nodes -o wide
 "$CLUSTERCTL" describe cluster "$name" -n "$namespace" || true
+timeline
 log "done in $((SECONDS - start))s"
 cat <<EOF
 The workload cluster's kubeconfig:   $state/$name.kubeconfig
