@@ -22,6 +22,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -54,15 +55,23 @@ func newNamespace(ctx context.Context, t *testing.T, g Gomega) string {
 	return ns.Name
 }
 
+// podnetCommand is the podnet container's command in its manifest.
+const podnetCommand = "command: [/usr/local/bin/podnet]"
+
 // installPodnet gives every Cluster labelled cni=podnet in the namespace the
 // pod network of the offline node image, through a ClusterResourceSet (the
-// way Cluster API users install a CNI).
+// way Cluster API users install a CNI). Here podnet tunnels every peer
+// (-encap=always): node Pods on one hosting node would otherwise always be
+// routed directly, and the VXLAN path that node Pods on different hosting
+// nodes take would go untested. Cluster API's specs run the default.
 func installPodnet(ctx context.Context, g Gomega, namespace string) {
 	manifest, err := os.ReadFile(env.settings["PODNET_MANIFEST"])
 	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(strings.Count(string(manifest), podnetCommand)).To(Equal(1), "podnet's manifest changed its command")
+	tunnelled := strings.Replace(string(manifest), podnetCommand, "command: [/usr/local/bin/podnet, -encap=always]", 1)
 	configMap := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "podnet", Namespace: namespace},
-		Data:       map[string]string{"podnet.yaml": string(manifest)},
+		Data:       map[string]string{"podnet.yaml": tunnelled},
 	}
 	g.Expect(env.client.Create(ctx, configMap)).To(Succeed())
 	data, err := os.ReadFile(filepath.Join(filepath.Dir(env.settings["PODNET_MANIFEST"]), "clusterresourceset.yaml"))

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,8 +40,18 @@ const (
 type agent struct {
 	nodeName string
 	cniConf  string
+	// encap says which peers are reached through the VXLAN device: those
+	// not on this node's link ("auto"), all ("always") or none ("never").
+	encap string
 	// run executes a command with stdin and returns its stdout.
 	run func(stdin []byte, name string, args ...string) ([]byte, error)
+}
+
+// route is how a peer's CIDR is reached: directly through its node's
+// address, or through the VXLAN device to its VTEP address.
+type route struct {
+	gateway string
+	dev     string // set only for the VXLAN device
 }
 
 func runCommand(stdin []byte, name string, args ...string) ([]byte, error) {
@@ -56,27 +67,36 @@ func runCommand(stdin []byte, name string, args ...string) ([]byte, error) {
 }
 
 func (a *agent) sync(nodes []*corev1.Node) error {
-	var own []string
-	var all []string
-	routes := map[string]string{} // CIDR -> gateway
+	var own, all []string
+	var ownIP string
+	peers := map[string]string{} // CIDR -> the peer node's address
 	for _, n := range nodes {
 		all = append(all, n.Spec.PodCIDRs...)
 		if n.Name == a.nodeName {
-			own = n.Spec.PodCIDRs
+			own, ownIP = n.Spec.PodCIDRs, internalIP(n)
 			continue
 		}
 		if ip := internalIP(n); ip != "" {
 			for _, cidr := range n.Spec.PodCIDRs {
-				routes[cidr] = ip
+				peers[cidr] = ip
 			}
 		}
 	}
-	if len(own) == 0 {
-		return nil // the controller-manager has not given this node a CIDR yet
+	if len(own) == 0 || ownIP == "" {
+		return nil // the controller-manager has not given this node a CIDR (or an address) yet
 	}
 	slices.Sort(all)
 	if err := writeIfChanged(a.cniConf, cniConfig(own)); err != nil {
 		return err
+	}
+	routes, tunnelled, err := a.plan(own, ownIP, peers)
+	if err != nil {
+		return err
+	}
+	if len(tunnelled) > 0 {
+		if err := a.syncTunnel(own[0], ownIP, tunnelled); err != nil {
+			return err
+		}
 	}
 	if err := a.syncRoutes(routes); err != nil {
 		return err
@@ -84,11 +104,35 @@ func (a *agent) sync(nodes []*corev1.Node) error {
 	return a.syncMasquerade(own, all)
 }
 
+// plan decides each peer CIDR's route, and which peers (CIDR -> address) are
+// reached through the VXLAN device.
+func (a *agent) plan(own []string, ownIP string, peers map[string]string) (map[string]route, map[string]string, error) {
+	onLink, err := a.onLink(ownIP)
+	if err != nil {
+		return nil, nil, err
+	}
+	routes := map[string]route{}
+	tunnelled := map[string]string{}
+	for cidr, ip := range peers {
+		if onLink(ip) {
+			routes[cidr] = route{gateway: ip}
+			continue
+		}
+		vtep, err := vtepAddress(cidr)
+		if err != nil {
+			return nil, nil, err
+		}
+		routes[cidr] = route{gateway: vtep, dev: vxlanDevice}
+		tunnelled[cidr] = ip
+	}
+	return routes, tunnelled, nil
+}
+
 // cniConfig gives each pod a point-to-point link to the node (ptp) with an
 // address of the node's own CIDRs, as kind's kindnet does: only the plugins
 // kind's node image builds (ptp, host-local, portmap), and a pod that reaches
 // itself through a Service is routed back without a bridge's hairpin mode.
-// podnet routes the other nodes' CIDRs.
+// podnet routes the other nodes' CIDRs. The MTU leaves room for VXLAN.
 func cniConfig(cidrs []string) []byte {
 	ranges := make([][]map[string]string, 0, len(cidrs))
 	for _, c := range cidrs {
@@ -99,7 +143,7 @@ func cniConfig(cidrs []string) []byte {
 		"name":       "podnet",
 		"plugins": []any{
 			map[string]any{
-				"type": "ptp", "ipMasq": false,
+				"type": "ptp", "ipMasq": false, "mtu": vxlanMTU,
 				"ipam": map[string]any{"type": "host-local", "ranges": ranges,
 					"routes": []map[string]string{{"dst": "0.0.0.0/0"}}},
 			},
@@ -124,8 +168,8 @@ func writeIfChanged(path string, content []byte) error {
 	return os.Rename(tmp, path)
 }
 
-// syncRoutes makes the podnet routes equal to want (CIDR -> gateway).
-func (a *agent) syncRoutes(want map[string]string) error {
+// syncRoutes makes the podnet routes equal to want.
+func (a *agent) syncRoutes(want map[string]route) error {
 	out, err := a.run(nil, "ip", "-json", "route", "show", "proto", routeProto)
 	if err != nil {
 		return err
@@ -133,23 +177,38 @@ func (a *agent) syncRoutes(want map[string]string) error {
 	var have []struct {
 		Dst     string `json:"dst"`
 		Gateway string `json:"gateway"`
+		Dev     string `json:"dev"`
 	}
-	if len(bytes.TrimSpace(out)) > 0 {
-		if err := json.Unmarshal(out, &have); err != nil {
-			return fmt.Errorf("reading routes: %w", err)
-		}
+	if err := unmarshalList(out, &have, "routes"); err != nil {
+		return err
 	}
 	for _, r := range have {
-		if want[r.Dst] != r.Gateway {
+		w, ok := want[r.Dst]
+		if !ok || w.gateway != r.Gateway || (w.dev != "" && w.dev != r.Dev) {
 			if _, err := a.run(nil, "ip", "route", "del", r.Dst, "proto", routeProto); err != nil {
 				return err
 			}
 		}
 	}
-	for _, cidr := range sortedKeys(want) {
-		if _, err := a.run(nil, "ip", "route", "replace", cidr, "via", want[cidr], "proto", routeProto); err != nil {
+	for _, cidr := range slices.Sorted(maps.Keys(want)) {
+		args := []string{"route", "replace", cidr, "via", want[cidr].gateway}
+		if dev := want[cidr].dev; dev != "" {
+			args = append(args, "dev", dev, "onlink")
+		}
+		if _, err := a.run(nil, "ip", append(args, "proto", routeProto)...); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// unmarshalList reads the JSON list a command printed; nothing is an empty list.
+func unmarshalList(out []byte, into any, what string) error {
+	if len(bytes.TrimSpace(out)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(out, into); err != nil {
+		return fmt.Errorf("reading %s: %w", what, err)
 	}
 	return nil
 }
@@ -176,13 +235,4 @@ func (a *agent) syncMasquerade(own, all []string) error {
 		}
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

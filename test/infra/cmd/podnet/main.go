@@ -18,8 +18,10 @@ limitations under the License.
 // offline node image: a DaemonSet (test/infra/podnet/podnet.yaml, its image is
 // preloaded in the node image) that, from the Nodes' spec.podCIDRs,
 //   - writes the node's CNI configuration (ptp + host-local on its own CIDR),
-//   - routes every other node's CIDR via that node's InternalIP (host-gw: node
-//     Pods share one L2 segment on the hosting cluster),
+//   - routes every other node's CIDR via that node's InternalIP when it is on
+//     this node's link (host-gw: node Pods on one hosting node share its
+//     subnet), else through a VXLAN device (node Pods on other hosting nodes;
+//     -encap always tunnels every peer, never none),
 //   - masquerades pod traffic that leaves the cluster's pod CIDRs.
 //
 // It watches Nodes, so it reacts to joins and removals without polling.
@@ -31,6 +33,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -46,19 +50,25 @@ func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig (default: the in-cluster ServiceAccount)")
 	nodeName := flag.String("node-name", os.Getenv("NODE_NAME"), "name of this Node (default: $NODE_NAME, else the hostname)")
 	cniConf := flag.String("cni-conf", "/etc/cni/net.d/10-podnet.conflist", "CNI configuration file to write")
+	encap := flag.String("encap", encapAuto, "which peers VXLAN reaches: auto (those not on this node's link), always or never")
 	flag.Parse()
+	if !slices.Contains(encapModes, *encap) {
+		fmt.Fprintf(os.Stderr, "podnet: -encap %q: must be one of %s\n", *encap, strings.Join(encapModes, ", "))
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *kubeconfig, *nodeName, *cniConf); err != nil {
+	a := &agent{nodeName: *nodeName, cniConf: *cniConf, encap: *encap, run: runCommand}
+	if err := run(ctx, *kubeconfig, a); err != nil {
 		fmt.Fprintln(os.Stderr, "podnet:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, kubeconfig, nodeName, cniConf string) error {
-	if nodeName == "" {
+func run(ctx context.Context, kubeconfig string, a *agent) error {
+	if a.nodeName == "" {
 		var err error
-		if nodeName, err = os.Hostname(); err != nil {
+		if a.nodeName, err = os.Hostname(); err != nil {
 			return err
 		}
 	}
@@ -87,7 +97,6 @@ func run(ctx context.Context, kubeconfig, nodeName, cniConf string) error {
 	}
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
-	a := &agent{nodeName: nodeName, cniConf: cniConf, run: runCommand}
 	for {
 		select {
 		case <-ctx.Done():
