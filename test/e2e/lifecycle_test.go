@@ -57,7 +57,7 @@ func TestWorkloadClusterLifecycle(t *testing.T) {
 	w.waitAvailable(ctx, t, g, 15*time.Minute)
 	g.Eventually(func(g Gomega) { w.expectNodesReady(ctx, g, 3) }).
 		WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
-	w.logNodeReadyTimes(ctx, t, g)
+	w.expectTimeline(ctx, t, g, 3)
 	// The second cluster boots while the steps before the isolation check run.
 	other := startSecondCluster(ctx, t, g)
 	t.Cleanup(func() {

@@ -20,7 +20,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -132,19 +136,42 @@ func (w *workloadCluster) expectNodesReady(ctx context.Context, g Gomega, want i
 	}
 }
 
-// logNodeReadyTimes logs, per Machine, the time from its creation to its
-// Node's Ready transition: the figure to compare with a node Pod booted by hand.
-func (w *workloadCluster) logNodeReadyTimes(ctx context.Context, t *testing.T, g Gomega) {
-	for _, m := range w.machines(ctx, g) {
-		node, err := w.clients.CoreV1().Nodes().Get(ctx, m.Status.NodeRef.Name, metav1.GetOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		for _, c := range node.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				t.Logf("Machine %s: Node Ready %s after the Machine was created",
-					m.Name, c.LastTransitionTime.Sub(m.CreationTimestamp.Time).Round(time.Second))
-			}
+// expectTimeline runs the environment's timeline program
+// (test/infra/cmd/timeline) on the cluster, logs its table, keeps its JSON and
+// SVG chart under out/e2e/, and checks that it found every machine's node Pod
+// boot and Node Ready, after its Machine was created.
+func (w *workloadCluster) expectTimeline(ctx context.Context, t *testing.T, g Gomega, machines int) {
+	out := filepath.Join("..", "..", "out", "e2e")
+	g.Expect(os.MkdirAll(out, 0o755)).To(Succeed())
+	jsonPath := filepath.Join(out, w.name+"-timeline.json")
+	cmd := exec.CommandContext(ctx, env.settings["TIMELINE"], "-kubeconfig", env.settings["KUBECONFIG"], //nolint:gosec // the environment's own program
+		"-namespace", w.namespace, "-cluster", w.name, "-json", jsonPath, "-svg", filepath.Join(out, w.name+"-timeline.svg"))
+	table, err := cmd.CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), "timeline: %s", table)
+	t.Logf("where the time to Available went:\n%s", table)
+	data, err := os.ReadFile(jsonPath) //nolint:gosec // written just above
+	g.Expect(err).NotTo(HaveOccurred())
+	var timeline struct {
+		Rows []struct {
+			Role   string
+			Events []struct{ Milestone string }
 		}
 	}
+	g.Expect(json.Unmarshal(data, &timeline)).To(Succeed())
+	var found int
+	for _, row := range timeline.Rows {
+		if row.Role == "cluster" {
+			continue
+		}
+		found++
+		var milestones []string
+		for _, e := range row.Events {
+			milestones = append(milestones, e.Milestone)
+		}
+		g.Expect(milestones).To(ContainElements("machine created", "pod started", "systemd ready",
+			"bootstrap began", "bootstrap ended", "node ready"), "a machine's timeline: %s", table)
+	}
+	g.Expect(found).To(Equal(machines), "machines in the timeline: %s", table)
 }
 
 // hostingObjects counts the node Pods and bootstrap Secrets of the cluster on

@@ -17,9 +17,10 @@
 #                             request none (see request_controller_cpu) [50m]
 #
 # `up` writes $CAPK_HOSTING_STATE/e2e.env (KUBECONFIG, CLUSTERCTL, CLUSTERCTL_CONFIG,
-# MANAGEMENT_IMAGES, KUBECTL, KUBERNETES_VERSION, KUBERNETES_NODE_IMAGE, and
+# MANAGEMENT_IMAGES, KUBECTL, KUBERNETES_VERSION, KUBERNETES_NODE_IMAGE,
 # KUBERNETES_PREVIOUS_VERSION and KUBERNETES_PREVIOUS_NODE_IMAGE of the minor
-# before for the upgrade test) for the tests and the quickstart. `down` removes everything `up` created.
+# before for the upgrade test, TIMELINE, the program that shows where a
+# cluster's time went) for the tests and the quickstart. `down` removes everything `up` created.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,7 +35,7 @@ die() { log "error: $*"; exit 1; }
 # components; both scripts print what they produced.
 build() {
   log "building the node images and the management components (cached)"
-  "$here/tools.sh" >/dev/null # both builds use the helper programs: build them once, first
+  TOOLS=$("$here/tools.sh") # both builds use the helper programs: build them once, first
   local node_image_out previous_image_out pid
   node_image_out=$(mktemp)
   previous_image_out=$(mktemp)
@@ -147,6 +148,7 @@ KUBERNETES_VERSION=$KUBERNETES_VERSION
 KUBERNETES_NODE_IMAGE=$KUBERNETES_NODE_IMAGE
 KUBERNETES_PREVIOUS_VERSION=$KUBERNETES_PREVIOUS_VERSION
 KUBERNETES_PREVIOUS_NODE_IMAGE=$KUBERNETES_PREVIOUS_NODE_IMAGE
+TIMELINE=$TOOLS/timeline
 PODNET_MANIFEST=$here/podnet/podnet.yaml
 PODNET_IMAGE=$(sed -n 's/^ *image: *//p' "$here/podnet/podnet.yaml")
 ENV

@@ -34,7 +34,7 @@ timeline() {
   local out=$here/../../out
   mkdir -p "$out"
   log "timeline: $out/quickstart-timeline.svg and .json"
-  "$("$here/tools.sh")/timeline" -kubeconfig "$KUBECONFIG" -namespace "$namespace" -cluster "$name" \
+  "${TIMELINE:-$("$here/tools.sh")/timeline}" -kubeconfig "$KUBECONFIG" -namespace "$namespace" -cluster "$name" \
     -json "$out/quickstart-timeline.json" -svg "$out/quickstart-timeline.svg" || log "no timeline (see above)"
 }
 
