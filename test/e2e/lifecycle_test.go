@@ -87,8 +87,7 @@ func TestWorkloadClusterLifecycle(t *testing.T) {
 	})
 	t.Run("delete the clusters, leaving nothing on the hosting cluster", func(t *testing.T) {
 		g := NewWithT(t)
-		deleteCluster(ctx, t, g, other)
-		deleteCluster(ctx, t, g, w)
+		deleteClusters(ctx, t, g, other, w)
 	})
 }
 
@@ -101,23 +100,28 @@ func startSecondCluster(ctx context.Context, t *testing.T, g Gomega) *workloadCl
 	return createCluster(ctx, t, g, namespace, "other", 1)
 }
 
-// deleteCluster deletes the Cluster and waits until it and everything the
-// provider made on the hosting cluster are gone.
-func deleteCluster(ctx context.Context, t *testing.T, g Gomega, w *workloadCluster) {
+// deleteClusters deletes the Clusters, all at once as a user tearing down
+// would, and waits until each and everything the provider made for it on the
+// hosting cluster are gone.
+func deleteClusters(ctx context.Context, t *testing.T, g Gomega, clusters ...*workloadCluster) {
 	start := time.Now()
-	cluster := &clusterv1.Cluster{}
-	g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, cluster)).To(Succeed())
-	g.Expect(env.client.Delete(ctx, cluster)).To(Succeed())
-	g.Eventually(func(g Gomega) {
-		err := env.client.Get(ctx, client.ObjectKeyFromObject(cluster), &clusterv1.Cluster{})
-		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
-		g.Expect(err).To(HaveOccurred(), "the Cluster still exists")
-	}).WithTimeout(10 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
-	pods, secrets := w.hostingObjects(ctx, g)
-	g.Expect(pods).To(BeZero(), "node Pods left on the hosting cluster")
-	g.Expect(secrets).To(BeZero(), "bootstrap Secrets left on the hosting cluster")
-	expectNoServicesOrClaims(ctx, g, w)
-	t.Logf("cluster deleted in %s", time.Since(start).Round(time.Second))
+	for _, w := range clusters {
+		cluster := &clusterv1.Cluster{}
+		g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, cluster)).To(Succeed())
+		g.Expect(env.client.Delete(ctx, cluster)).To(Succeed())
+	}
+	for _, w := range clusters {
+		g.Eventually(func(g Gomega) {
+			err := env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, &clusterv1.Cluster{})
+			g.Expect(client.IgnoreNotFound(err)).To(Succeed())
+			g.Expect(err).To(HaveOccurred(), "the Cluster still exists")
+		}).WithTimeout(10 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+		pods, secrets := w.hostingObjects(ctx, g)
+		g.Expect(pods).To(BeZero(), "node Pods left on the hosting cluster")
+		g.Expect(secrets).To(BeZero(), "bootstrap Secrets left on the hosting cluster")
+		expectNoServicesOrClaims(ctx, g, w)
+		t.Logf("cluster %s/%s deleted %s after the deletions began", w.namespace, w.name, time.Since(start).Round(time.Second))
+	}
 }
 
 // expectRemediation deletes a worker's node Pod on the hosting cluster: the
