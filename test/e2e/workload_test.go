@@ -168,7 +168,7 @@ func (w *workloadCluster) expectTimeline(ctx context.Context, t *testing.T, g Go
 		for _, e := range row.Events {
 			milestones = append(milestones, e.Milestone)
 		}
-		g.Expect(milestones).To(ContainElements("machine created", "pod started", "systemd ready",
+		g.Expect(milestones).To(ContainElements("machine created", "pod started", "systemd booted",
 			"bootstrap began", "bootstrap ended", "node ready"), "a machine's timeline: %s", table)
 	}
 	g.Expect(found).To(Equal(machines), "machines in the timeline: %s", table)

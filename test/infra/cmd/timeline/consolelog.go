@@ -29,7 +29,7 @@ var ansiEscape = regexp.MustCompile(`\x1b(\[[0-9;?]*[A-Za-z]|[@-Z\\-_])`)
 
 // consoleMilestones reads a node Pod's console log as the API server serves
 // it with timestamps ("<RFC 3339 time> <line>") and returns when systemd
-// reached its multi-user target and when the bootstrap script began and
+// reached its basic target and when the bootstrap script began and
 // finished (its progress lines, internal/bootstrap: "bootstrap: <step>").
 // The first occurrence of each counts: a restarted container's later boot
 // is not the one the machine waited for.
@@ -59,9 +59,11 @@ func consoleMilestones(log io.Reader) (Milestones, error) {
 // script's lines may reach the console with a prefix (the unit's name), so
 // "bootstrap: " is looked for anywhere in the line.
 func consoleMilestone(line string) string {
+	// basic.target, not multi-user.target: the bootstrap unit is part of
+	// multi-user.target, which is reached only once the bootstrap ended.
 	if strings.Contains(line, "Reached target") &&
-		(strings.Contains(line, "multi-user.target") || strings.Contains(line, "Multi-User System")) {
-		return SystemdReady
+		(strings.Contains(line, "basic.target") || strings.Contains(line, "Basic System")) {
+		return SystemdBooted
 	}
 	_, step, ok := strings.Cut(line, "bootstrap: ")
 	switch {

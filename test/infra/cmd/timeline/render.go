@@ -30,10 +30,9 @@ import (
 func writeTable(w io.Writer, t Timeline) error {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	lines := []string{
-		fmt.Sprintf("%s/%s: seconds from the Cluster's creation (%s)\t", t.Namespace, t.Cluster, t.Start.UTC().Format(time.RFC3339)),
-		fmt.Sprintf("row\trole\t%s\t", strings.Join(machineMilestones, "\t")),
-	}
+	title := fmt.Sprintf("%s/%s: seconds from the Cluster's creation (%s)\n", t.Namespace, t.Cluster,
+		t.Start.UTC().Format(time.RFC3339))
+	lines := []string{fmt.Sprintf("row\trole\t%s\t", strings.Join(machineMilestones, "\t"))}
 	var cluster []string
 	for _, r := range t.Rows {
 		if r.Role != "cluster" {
@@ -50,7 +49,7 @@ func writeTable(w io.Writer, t Timeline) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, b.String()+strings.Join(cluster, ""))
+	_, err := io.WriteString(w, title+b.String()+strings.Join(cluster, ""))
 	return err
 }
 
@@ -73,7 +72,7 @@ func seconds(d time.Duration) string { return fmt.Sprintf("%.1f", d.Seconds()) }
 
 // The chart's geometry, in SVG user units.
 const (
-	labelWidth = 230
+	labelWidth = 280
 	chartWidth = 720
 	rowHeight  = 26
 	barHeight  = 16

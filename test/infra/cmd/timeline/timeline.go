@@ -30,7 +30,7 @@ const (
 	PodCreated         = "pod created"          // node Pod creationTimestamp
 	PodScheduled       = "pod scheduled"        // node Pod PodScheduled=True
 	PodStarted         = "pod started"          // the node container's startedAt
-	SystemdReady       = "systemd ready"        // console: Reached target multi-user
+	SystemdBooted      = "systemd booted"       // console: Reached target basic.target
 	BootstrapBegan     = "bootstrap began"      // console: first "bootstrap: " line
 	BootstrapEnded     = "bootstrap ended"      // console: "bootstrap: finished"
 	NodeRegistered     = "node registered"      // Node creationTimestamp
@@ -46,7 +46,7 @@ const (
 
 // machineMilestones is the order of a machine's milestones.
 var machineMilestones = []string{MachineCreated, BootstrapDataReady, PodCreated, PodScheduled, PodStarted,
-	SystemdReady, BootstrapBegan, BootstrapEnded, NodeRegistered, NodeReady}
+	SystemdBooted, BootstrapBegan, BootstrapEnded, NodeRegistered, NodeReady}
 
 // Phase is a named span between two milestones of a row: what the time went on.
 type Phase struct {
@@ -59,7 +59,7 @@ type Phase struct {
 var machinePhases = []Phase{
 	{"waiting for bootstrap data", MachineCreated, BootstrapDataReady},
 	{"pod scheduling and start", PodCreated, PodStarted},
-	{"systemd boot", PodStarted, SystemdReady},
+	{"systemd boot", PodStarted, SystemdBooted},
 	{"bootstrap (kubeadm)", BootstrapBegan, BootstrapEnded},
 	{"node ready", NodeRegistered, NodeReady},
 }

@@ -37,19 +37,20 @@ func at(seconds float64) time.Time { return t0.Add(time.Duration(seconds * float
 // coloured status lines, the script's progress lines (behind a unit prefix
 // on one), a second boot that must not count.
 const console = "2026-12-04T16:00:20.000000000Z systemd 257 running in system mode\n" +
-	"2026-12-04T16:00:31.500000000Z [\x1b[0;32m  OK  \x1b[0m] Reached target \x1b[0;1;39mmulti-user.target\x1b[0m - Multi-User System.\r\n" +
+	"2026-12-04T16:00:31.500000000Z [\x1b[0;32m  OK  \x1b[0m] Reached target \x1b[0;1;39mbasic.target\x1b[0m - Basic System.\r\n" +
 	"2026-12-04T16:00:32.000000000Z bootstrap: setting the kubelet providerID\n" +
 	"2026-12-04T16:00:33.000000000Z capk-bootstrap.sh[90]: bootstrap: running runcmd 1/1\n" +
 	"not a timestamp bootstrap: finished\n" +
 	"2026-12-04T16:00:58.250000000Z bootstrap: finished\n" +
-	"2026-12-04T16:02:00.000000000Z [  OK  ] Reached target multi-user.target - Multi-User System.\n"
+	"2026-12-04T16:00:58.300000000Z [  OK  ] Reached target multi-user.target - Multi-User System.\n" +
+	"2026-12-04T16:02:00.000000000Z [  OK  ] Reached target basic.target - Basic System.\n"
 
 func TestConsoleMilestonesTakesTheFirstBootsMarks(t *testing.T) {
 	found, err := consoleMilestones(strings.NewReader(console))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Milestones{SystemdReady: at(31.5), BootstrapBegan: at(32), BootstrapEnded: at(58.25)}
+	want := Milestones{SystemdBooted: at(31.5), BootstrapBegan: at(32), BootstrapEnded: at(58.25)}
 	if len(found) != len(want) {
 		t.Fatalf("found %v, want %v", found, want)
 	}
@@ -63,9 +64,9 @@ func TestConsoleMilestonesTakesTheFirstBootsMarks(t *testing.T) {
 func TestConsoleMilestoneIgnoresTheFailureLine(t *testing.T) {
 	for line, want := range map[string]string{
 		"bootstrap: failed while running runcmd 1/1 (exit code 1)": "",
-		"Reached target basic.target - Basic System.":              "",
+		"Reached target multi-user.target - Multi-User System.":    "",
 		"bootstrap: writing /etc/kubernetes/pki/ca.crt":            BootstrapBegan,
-		"bootstrap: finished":                                      BootstrapEnded,
+		"bootstrap: finished": BootstrapEnded,
 	} {
 		if got := consoleMilestone(line); got != want {
 			t.Errorf("%q: got %q, want %q", line, got, want)
@@ -75,9 +76,9 @@ func TestConsoleMilestoneIgnoresTheFailureLine(t *testing.T) {
 
 func sampleTimeline() Timeline {
 	worker := Milestones{MachineCreated: at(1), BootstrapDataReady: at(70), PodCreated: at(71), PodStarted: at(73),
-		SystemdReady: at(85), BootstrapBegan: at(86), BootstrapEnded: at(100), NodeRegistered: at(95), NodeReady: at(110)}
+		SystemdBooted: at(85), BootstrapBegan: at(86), BootstrapEnded: at(100), NodeRegistered: at(95), NodeReady: at(110)}
 	cp := Milestones{MachineCreated: at(2), BootstrapDataReady: at(3), PodCreated: at(4), PodScheduled: at(4),
-		PodStarted: at(6), SystemdReady: at(20), BootstrapBegan: at(21), BootstrapEnded: at(60), NodeRegistered: at(40),
+		PodStarted: at(6), SystemdBooted: at(20), BootstrapBegan: at(21), BootstrapEnded: at(60), NodeRegistered: at(40),
 		NodeReady: at(65)}
 	unreached := Milestones{MachineCreated: at(0.5)}
 	return buildTimeline("ns", "dev", Milestones{ClusterCreated: t0, ControlPlaneInitialized: at(61), ClusterAvailable: at(112)},
