@@ -3,7 +3,8 @@
 # CAPK-NETPOL NFQUEUE diversion): Pods of namespace netpol-a (labelled like node
 # Pods, infrastructure.cluster.x-k8s.io/node-role) and netpol-b, and an
 # unlabelled Pod in netpol-c, each serving TCP 8080 and 9090 with
-# systemd-socket-activate from kind's node image. Without a policy A reaches B. With the policy below on B's Pods:
+# systemd-socket-activate from kind's node image. Without a policy A reaches B.
+# With the policy below on B's Pods:
 # A cannot connect, directly or through B's ClusterIP Service; B's Pods reach
 # each other; C reaches 9090 only; B's Pods reach A; root on the host reaches B;
 # the kubelet's HTTP, TCP and exec probes on B's Pods pass (a Pod created after

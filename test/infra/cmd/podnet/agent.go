@@ -89,7 +89,7 @@ func (a *agent) sync(nodes []*corev1.Node) error {
 	if err := writeIfChanged(a.cniConf, cniConfig(own)); err != nil {
 		return err
 	}
-	routes, tunnelled, err := a.plan(own, ownIP, peers)
+	routes, tunnelled, err := a.plan(ownIP, peers)
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (a *agent) sync(nodes []*corev1.Node) error {
 
 // plan decides each peer CIDR's route, and which peers (CIDR -> address) are
 // reached through the VXLAN device.
-func (a *agent) plan(own []string, ownIP string, peers map[string]string) (map[string]route, map[string]string, error) {
+func (a *agent) plan(ownIP string, peers map[string]string) (map[string]route, map[string]string, error) {
 	onLink, err := a.onLink(ownIP)
 	if err != nil {
 		return nil, nil, err
