@@ -74,7 +74,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.watchFilter, "watch-filter", "", "Only reconcile objects whose cluster.x-k8s.io/watch-filter label has this value.")
 	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", 100, "Maximum queries per second to the management cluster's API server.")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 200, "Maximum burst of queries to the management cluster's API server.")
-	fs.IntVar(&o.concurrency, "concurrency", 10, "Number of objects of each kind reconciled at once.")
+	fs.IntVar(&o.concurrency, "concurrency", infracontroller.DefaultConcurrency, "Number of objects of each kind reconciled at once.")
 	fs.StringSliceVar(&o.skipCRDMigration, "skip-crd-migration-phases", nil, "CRD migration phases to skip after an upgrade: StorageVersionMigration, CleanupManagedFields (docs/upgrade.md).")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "Serve webhooks and metrics over HTTP/2 (off by default: CVE-2023-44487).")
 	fs.StringVar(&o.profilerAddress, "profiler-address", "", "Address of Go's pprof endpoints (/debug/pprof/), e.g. localhost:6060; off when empty. Unauthenticated: bind it to the loopback interface.")

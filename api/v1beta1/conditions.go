@@ -132,4 +132,8 @@ const (
 	// after its KubernetesCluster, so nothing tells where its node Pod ran; the
 	// node Pod may be left on its hosting cluster.
 	KubernetesMachineHostingClusterUnknownEventReason = "HostingClusterUnknown"
+
+	// KubernetesMachineLostNodeDeletedEventReason: the machine's node Pod was
+	// lost for good, so the provider deleted its Node from the workload cluster.
+	KubernetesMachineLostNodeDeletedEventReason = "LostNodeDeleted"
 )

@@ -90,6 +90,8 @@ func (r *KubernetesClusterReconciler) SetupWithManager(ctx context.Context, mgr 
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.machineToKubernetesClusterByCount),
 			builder.WithPredicates(machineCountChanged())).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.kubeconfigToKubernetesClusters)).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.nodeToLocallyHostedClusters),
+			builder.WithPredicates(nodeTopologyChanged())).
 		WatchesRawSource(source.Channel(r.Hosting.HealthEvents(), &handler.EnqueueRequestForObject{}))
 	return buildWatchingHostingObjects(b, r, r.Hosting, nodepod.ClusterScoped, toCluster)
 }

@@ -21,6 +21,8 @@ package controller
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -152,4 +154,41 @@ func accepted(obj client.Object, filters []func(client.Object) bool) bool {
 		}
 	}
 	return true
+}
+
+// nodeToLocallyHostedClusters wakes every KubernetesCluster hosted on the
+// management cluster when one of its Nodes comes, goes, or changes its zone or
+// addresses (nodeTopologyChanged): the failure domains come from the zones,
+// and the NetworkPolicy admits the nodes' addresses. Clusters on a remote
+// hosting cluster see its Nodes at their next reconcile.
+func (r *KubernetesClusterReconciler) nodeToLocallyHostedClusters(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &infrav1.KubernetesClusterList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return nil
+	}
+	var requests []reconcile.Request
+	for i := range list.Items {
+		if list.Items[i].Spec.HostingCluster == nil {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return requests
+}
+
+// nodeTopologyChanged passes Node creations and deletions, and the updates
+// that change what the provider keeps of a Node (hosting.TrimNode): its zone
+// and its addresses. Status heartbeats pass nothing.
+func nodeTopologyChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			old, okOld := e.ObjectOld.(*corev1.Node)
+			updated, okNew := e.ObjectNew.(*corev1.Node)
+			if !okOld || !okNew {
+				return false
+			}
+			return old.Labels[corev1.LabelTopologyZone] != updated.Labels[corev1.LabelTopologyZone] ||
+				!equality.Semantic.DeepEqual(old.Status.Addresses, updated.Status.Addresses)
+		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }

@@ -21,6 +21,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -96,7 +97,12 @@ func (r *KubernetesClusterReconciler) applyPolicies(ctx context.Context, s *clus
 	if s.kc.Spec.NetworkIsolation.Mode == infrav1.NetworkIsolationDisabled {
 		return applied, removeUnwanted(ctx, s.hosting, c.Owner(), &networkingv1.NetworkPolicy{ObjectMeta: c.ObjectMeta(policyName)})
 	}
-	if err := applyNetworkPolicy(ctx, s.hosting, c.Owner(), nodepod.NewNetworkPolicy(c, s.kc.Spec.NetworkIsolation.APIServerClients)); err != nil {
+	nodes, err := s.hostingNodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	clients := append(slices.Clone(s.kc.Spec.NetworkIsolation.APIServerClients), nodepod.HostingNodePeers(nodes)...)
+	if err := applyNetworkPolicy(ctx, s.hosting, c.Owner(), nodepod.NewNetworkPolicy(c, clients)); err != nil {
 		return nil, err
 	}
 	return append(applied, fmt.Sprintf("NetworkPolicy %s isolates the node Pods", policyName)), nil

@@ -105,6 +105,7 @@ func (r *KubernetesMachineReconciler) reconcilePod(ctx context.Context, s *machi
 	case podWasProvisioned(s):
 		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodLostReason,
 			fmt.Sprintf("Node Pod %s/%s disappeared after provisioning; it is not recreated (its disk is gone): remediate the Machine", desired.Namespace, desired.Name))
+		r.deleteLostNode(ctx, s)
 		s.waiting = true
 		return ctrl.Result{}, nil
 	}
@@ -141,14 +142,18 @@ func podWasProvisioned(s *machineScope) bool {
 }
 
 // reconcileProvisioned sets addresses and provisioned once the node Pod runs
-// (persistFinalizerAndProviderID set the provider ID before the Pod existed), and reports a Pod that failed, was evicted or is being deleted.
+// (persistFinalizerAndProviderID set the provider ID before the Pod existed),
+// and reports a Pod that failed, was evicted or is being deleted, whose Node
+// then leaves the workload cluster (deleteLostNode).
 func (r *KubernetesMachineReconciler) reconcileProvisioned(ctx context.Context, s *machineScope) (ctrl.Result, error) {
 	pod := s.pod
 	switch {
-	case !pod.DeletionTimestamp.IsZero():
+	case !pod.DeletionTimestamp.IsZero(): // not by the provider: it deletes only with the machine
 		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodLostReason, fmt.Sprintf("Node Pod %s is being deleted", klog.KObj(pod)))
+		r.deleteLostNode(ctx, s)
 	case pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded:
 		r.reportEndedPod(ctx, s)
+		r.deleteLostNode(ctx, s)
 	case pod.Status.Phase == corev1.PodRunning:
 		s.km.Status.Addresses = []clusterv1.MachineAddress{{Type: clusterv1.MachineHostName, Address: pod.Name}}
 		if pod.Status.PodIP != "" {

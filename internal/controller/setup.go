@@ -38,6 +38,10 @@ import (
 // RecorderName is the name the provider's events are reported under.
 const RecorderName = "kubernetes-provider"
 
+// DefaultConcurrency is the manager's default number of objects of each kind
+// reconciled at once (its --concurrency).
+const DefaultConcurrency = 10
+
 // Options configures Setup.
 type Options struct {
 	// Reconcile is given to both reconcilers: MaxConcurrentReconciles, and

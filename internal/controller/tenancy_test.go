@@ -124,6 +124,12 @@ func TestNetworkPolicyIsKeptAndCanBeTurnedOff(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	client1 := networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "192.0.2.0/24"}}
+	// A hosting node's address is admitted too (HostingNodePeers).
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "hosting-node-iso"}}
+	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, node))).To(Succeed())
+	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "198.51.100.7"}}
+	g.Expect(env.Client.Status().Update(ctx, node)).To(Succeed())
+	nodePeer := networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "198.51.100.7/32"}}
 	tc := newTestCluster(t, g, ns, "iso", infrav1.KubernetesClusterSpec{
 		NetworkIsolation: infrav1.NetworkIsolation{APIServerClients: []networkingv1.NetworkPolicyPeer{client1}},
 	})
@@ -133,6 +139,10 @@ func TestNetworkPolicyIsKeptAndCanBeTurnedOff(t *testing.T) {
 	g.Expect(policy.Spec.PodSelector.MatchLabels).To(Equal(nodepod.ClusterLabels(ns, "iso")))
 	g.Expect(policy.Spec.Ingress).To(HaveLen(2))
 	g.Expect(policy.Spec.Ingress[1].From).To(ContainElement(client1))
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(ctx, key, policy)).To(Succeed())
+		g.Expect(policy.Spec.Ingress[1].From).To(ContainElement(nodePeer))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 
 	eventuallyKubernetesCluster(g, client.ObjectKeyFromObject(tc.kc), func(g Gomega, kc *infrav1.KubernetesCluster) {
 		g.Expect(kc.Spec.NetworkIsolation.Mode).To(Equal(infrav1.NetworkIsolationEnabled), "defaulted")
@@ -205,4 +215,36 @@ func expectRejected(g Gomega, tm *testMachine, words ...string) {
 			g.Expect(condition.Message).To(ContainSubstring(word))
 		}
 	}, 5*time.Second, 100*time.Millisecond).Should(Succeed())
+}
+
+// TestHostingNodeChangesReachTheCluster: a hosting Node that joins later, in
+// a new zone, becomes a failure domain and is admitted by the NetworkPolicy
+// without anything else of the cluster changing (the Node watch).
+func TestHostingNodeChangesReachTheCluster(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	tc := newTestCluster(t, g, ns, "grows", infrav1.KubernetesClusterSpec{})
+	key := client.ObjectKey{Namespace: ns, Name: nodepod.NetworkPolicyName("grows")}
+	eventuallyKubernetesCluster(g, client.ObjectKeyFromObject(tc.kc), func(g Gomega, kc *infrav1.KubernetesCluster) {
+		g.Expect(kc.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
+		g.Expect(env.Client.Get(ctx, key, &networkingv1.NetworkPolicy{})).To(Succeed())
+	})
+
+	zone := "zone-" + ns // unique: Nodes are shared by every test
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "late-" + ns, Labels: map[string]string{corev1.LabelTopologyZone: zone}}}
+	g.Expect(env.Client.Create(ctx, node)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), node) })
+	eventuallyKubernetesCluster(g, client.ObjectKeyFromObject(tc.kc), func(g Gomega, kc *infrav1.KubernetesCluster) {
+		g.Expect(kc.Status.FailureDomains).To(ContainElement(HaveField("Name", zone)))
+	})
+
+	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "198.51.100.99"}}
+	g.Expect(env.Client.Status().Update(ctx, node)).To(Succeed())
+	nodePeer := networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "198.51.100.99/32"}}
+	g.Eventually(func(g Gomega) {
+		policy := &networkingv1.NetworkPolicy{}
+		g.Expect(env.Client.Get(ctx, key, policy)).To(Succeed())
+		g.Expect(policy.Spec.Ingress[1].From).To(ContainElement(nodePeer))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 }

@@ -88,6 +88,10 @@ var (
 	RequestTimeout = 10 * time.Second
 )
 
+// UserAgent is the user agent of the provider's requests to clusters other
+// than the management cluster: remote hosting clusters and workload clusters.
+const UserAgent = "cluster-api-provider-kubernetes-manager"
+
 // Registry hands out hosting clusters. It is a manager Runnable: remote caches
 // live as long as the manager.
 type Registry struct {
@@ -261,7 +265,7 @@ func (r *Registry) startRemote(key types.NamespacedName, kubeconfig []byte) (*re
 		defaultNamespace = corev1.NamespaceDefault
 	}
 	config.QPS, config.Burst, config.Timeout = r.qps, r.burst, RequestTimeout
-	config.UserAgent = "cluster-api-provider-kubernetes-manager"
+	config.UserAgent = UserAgent
 	remoteCluster, err := cluster.New(config, func(o *cluster.Options) {
 		o.Scheme = r.scheme
 		o.Cache = ManagedObjectsCache()

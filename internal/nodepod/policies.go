@@ -17,6 +17,10 @@ limitations under the License.
 package nodepod
 
 import (
+	"fmt"
+	"net"
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -93,12 +97,41 @@ func newBudget(meta metav1.ObjectMeta, selector map[string]string, minAvailable 
 	}
 }
 
+// HostingNodePeers are the hosting nodes' InternalIP addresses as
+// NetworkPolicy peers, sorted and each once. NetworkPolicies never apply to
+// traffic from the node a Pod runs on, but they do to traffic from the other
+// nodes: a client on another hosting node, and a NodePort's clients, whom
+// kube-proxy forwards from the receiving node's address. On a hosting cluster
+// of several nodes, these must reach the API server port as they do on one.
+func HostingNodePeers(nodes []corev1.Node) []networkingv1.NetworkPolicyPeer {
+	var cidrs []string
+	for _, n := range nodes {
+		for _, a := range n.Status.Addresses {
+			ip := net.ParseIP(a.Address)
+			if a.Type != corev1.NodeInternalIP || ip == nil {
+				continue
+			}
+			bits := 128
+			if ip.To4() != nil {
+				bits = 32
+			}
+			cidrs = append(cidrs, fmt.Sprintf("%s/%d", ip, bits))
+		}
+	}
+	slices.Sort(cidrs)
+	peers := make([]networkingv1.NetworkPolicyPeer, 0, len(cidrs))
+	for _, cidr := range slices.Compact(cidrs) {
+		peers = append(peers, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: cidr}})
+	}
+	return peers
+}
+
 // NewNetworkPolicy renders the NetworkPolicy that isolates the cluster's node
 // Pods: they accept traffic from node Pods of the same cluster on every port,
 // and on the API server port from Pods of the hosting cluster that are not node
 // Pods (the management cluster's controllers when it hosts, tools) and from
-// apiServerClients. Other clusters' node Pods reach neither their API server
-// nor their kubelets.
+// apiServerClients (the spec's, and the hosting nodes: HostingNodePeers).
+// Other clusters' node Pods reach neither their API server nor their kubelets.
 func NewNetworkPolicy(c Workload, apiServerClients []networkingv1.NetworkPolicyPeer) *networkingv1.NetworkPolicy {
 	sameCluster := &metav1.LabelSelector{MatchLabels: ClusterLabels(c.Namespace, c.Name)}
 	notNodePods := networkingv1.NetworkPolicyPeer{

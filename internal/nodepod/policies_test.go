@@ -136,3 +136,29 @@ func selects(g Gomega, selector *metav1.LabelSelector, pod *corev1.Pod) bool {
 	g.Expect(err).NotTo(HaveOccurred())
 	return s.Matches(labels.Set(pod.Labels))
 }
+
+func TestHostingNodePeersAreEachInternalAddressOnce(t *testing.T) {
+	g := NewWithT(t)
+	node := func(addresses ...corev1.NodeAddress) corev1.Node {
+		return corev1.Node{Status: corev1.NodeStatus{Addresses: addresses}}
+	}
+	internal := func(ip string) corev1.NodeAddress {
+		return corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip}
+	}
+	peers := HostingNodePeers([]corev1.Node{
+		node(internal("10.251.0.2"), corev1.NodeAddress{Type: corev1.NodeHostName, Address: "b"},
+			corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: "203.0.113.9"}),
+		node(internal("10.251.0.1"), internal("fd00::1")),
+		node(internal("10.251.0.2")), // the same address twice
+		node(internal("not-an-address")),
+		node(),
+	})
+	var cidrs []string
+	for _, p := range peers {
+		g.Expect(p.PodSelector).To(BeNil())
+		g.Expect(p.NamespaceSelector).To(BeNil())
+		cidrs = append(cidrs, p.IPBlock.CIDR)
+	}
+	g.Expect(cidrs).To(Equal([]string{"10.251.0.1/32", "10.251.0.2/32", "fd00::1/128"}))
+	g.Expect(HostingNodePeers(nil)).To(BeEmpty())
+}
