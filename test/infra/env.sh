@@ -15,6 +15,8 @@
 #                             only the upgrade test uses [1]
 #   CAPK_CONTROLLER_CPU       the CPU request given to management Deployments that
 #                             request none (see request_controller_cpu) [50m]
+#   CAPK_HOSTING_EXTRA_NODES  hosting nodes besides the first (hosting/nodes.sh): the
+#                             tests' hosting cluster has three, in zones a, b and c [2]
 #
 # `up` writes $CAPK_HOSTING_STATE/e2e.env (KUBECONFIG, CLUSTERCTL, CLUSTERCTL_CONFIG,
 # MANAGEMENT_IMAGES, KUBECTL, KUBERNETES_VERSION, KUBERNETES_NODE_IMAGE,
@@ -27,6 +29,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 state=${CAPK_HOSTING_STATE:-/var/lib/capk-hosting}
 export GOTOOLCHAIN=local
+export CAPK_HOSTING_EXTRA_NODES=${CAPK_HOSTING_EXTRA_NODES:-2}
 
 log() { printf '[%s] env: %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -79,15 +82,31 @@ image_name() { # image_name <tarball>
   echo "$name"
 }
 
-ctr_() { ctr --address "$state/containerd/containerd.sock" --namespace k8s.io "$@"; }
-
-# load_images imports every image the kubelet would otherwise pull.
+# load_images imports every image the kubelet would otherwise pull into every
+# hosting node's containerd (management Pods and node Pods may land on any),
+# the nodes at once.
 load_images() {
+  local dir pid pids=()
+  source_hosting_env
+  for dir in "$state" ${EXTRA_ZONES:+$(printf "$state/nodes/%s " $EXTRA_ZONES)}; do
+    import_images "$dir/containerd/containerd.sock" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || die "importing the images failed"; done
+}
+
+import_images() { # import_images <containerd socket>
   local tar
   for tar in "$NODE_IMAGE_TAR" ${PREVIOUS_NODE_IMAGE_TAR:+"$PREVIOUS_NODE_IMAGE_TAR"} "$MANAGEMENT"/images/*.tar; do
-    log "importing $(basename "$tar")"
-    ctr_ images import "$tar" >/dev/null
+    log "importing $(basename "$tar") into ${1#"$state"/}"
+    ctr --address "$1" --namespace k8s.io images import "$tar" >/dev/null
   done
+}
+
+# source_hosting_env reads the hosting cluster's settings (EXTRA_ZONES).
+source_hosting_env() {
+  # shellcheck disable=SC1091
+  EXTRA_ZONES=$(source "$state/env" && echo "${EXTRA_ZONES:-}")
 }
 
 # clusterctl_init installs the management components the way users do.

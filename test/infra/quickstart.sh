@@ -21,7 +21,9 @@ log() { printf '[%s] quickstart: %s\n' "$(date +%T)" "$*" >&2; }
 
 start=$SECONDS
 # The quickstart creates no cluster of the previous Kubernetes minor: no need to build it.
-[ -f "$state/e2e.env" ] || CAPK_PREVIOUS_KUBERNETES=${CAPK_PREVIOUS_KUBERNETES:-0} "$here/env.sh" up
+# One hosting node is enough for the quickstart, and quicker to load images into.
+[ -f "$state/e2e.env" ] || CAPK_PREVIOUS_KUBERNETES=${CAPK_PREVIOUS_KUBERNETES:-0} \
+  CAPK_HOSTING_EXTRA_NODES=${CAPK_HOSTING_EXTRA_NODES:-0} "$here/env.sh" up
 set -a
 # shellcheck disable=SC1091
 source "$state/e2e.env"

@@ -28,6 +28,7 @@
 #   CAPK_HOSTING_INSTALL       1: apt-get install missing packages; 0: fail instead [1]
 #   CAPK_HOSTING_TIMEOUT       seconds `up` waits for each step [180]
 #   CAPK_HOSTING_STOP_GRACE    seconds a container gets to stop on `down` [10]
+#   CAPK_HOSTING_EXTRA_NODES   hosting nodes besides the first, in zones b, c, ... (nodes.sh) [0]
 #
 # `up` leaves the admin kubeconfig at $CAPK_HOSTING_STATE/kubeconfig. `down`
 # removes everything `up` created except Debian packages; those are listed in
@@ -48,6 +49,9 @@ outside_paths=(/var/lib/cni /var/log/containers /var/log/pods /var/lib/kubelet /
 sysctls=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops kernel/keys/root_maxkeys
   kernel/keys/root_maxbytes net/bridge/bridge-nf-call-iptables net/bridge/bridge-nf-call-ip6tables
   net/ipv4/ip_local_reserved_ports fs/inotify/max_user_instances fs/inotify/max_user_watches)
+
+# shellcheck source=nodes.sh
+source "$here/nodes.sh"
 
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -72,6 +76,7 @@ configure() {
   NETPOL_V=${CAPK_HOSTING_NETPOL_V:-0}
   local base=${SERVICE_CIDR%/*}
   SERVICE_IP=${base%.*}.$((${base##*.} + 1))
+  extra_nodes_configure
   ports=("$API_PORT")
   local offset
   for offset in 79 80 248 249 250 256 257 258 259; do ports+=($((PORT_BASE + offset))); done
@@ -80,7 +85,7 @@ configure() {
 save_env() {
   local v
   for v in NODE_NAME BRIDGE NODE_IP POD_BRIDGE CLUSTER_CIDR SERVICE_CIDR SERVICE_IP API_PORT PORT_BASE CGROUP \
-    TIMEOUT STOP_GRACE BIN TOOLS PAUSE_IMAGE NETPOL NETPOL_QUEUE NETPOL_V; do
+    TIMEOUT STOP_GRACE BIN TOOLS PAUSE_IMAGE NETPOL NETPOL_QUEUE NETPOL_V EXTRA_ZONES; do
     printf '%s=%q\n' "$v" "${!v}"
   done >"$S/env"
 }
@@ -288,15 +293,29 @@ cgroup_hierarchies() { findmnt -rn -t cgroup,cgroup2 -o TARGET | grep '^/sys/fs/
 
 pki() {
   "$TOOLS/pki" -dir "$S/pki" -node-name "$NODE_NAME" -node-ip "$NODE_IP" -service-ip "$SERVICE_IP" \
-    -server "https://$NODE_IP:$API_PORT"
+    -server "https://$NODE_IP:$API_PORT" -nodes "$(pki_nodes)"
   cp "$S/pki/admin.kubeconfig" "$S/kubeconfig"
+}
+
+# ---------------------------------------------------------------- node components
+#
+# Every hosting node runs containerd, the kubelet, kube-proxy and podnet. The
+# functions below act on the node use_node chose: the first node (Node
+# $NODE_NAME, zone a) keeps its files directly in $S and runs in the host's
+# namespaces; nodes.sh adds the others.
+
+# use_node sets N_* for the first node; nodes.sh's use_extra_node for others.
+use_node() {
+  N_NAME=$NODE_NAME N_IP=$NODE_IP N_ZONE=a N_DIR=$S N_SFX="" N_CGROUP=$CGROUP
+  N_SERVER_CERT=kubelet-server N_KUBECONFIG=kubelet.kubeconfig
+  IN_NODE=()
 }
 
 # containerd_config: only what differs from containerd's defaults. Everything
 # lives in the state folder (netns mounts included) so `down` finds it all.
 containerd_config() {
-  local c=$S/containerd cri='plugins."io.containerd.grpc.v1.cri"'
-  mkdir -p "$c" "$S/cni/net.d"
+  local c=$N_DIR/containerd cri='plugins."io.containerd.grpc.v1.cri"'
+  mkdir -p "$c" "$N_DIR/cni/net.d"
   cat >"$c/config.toml" <<EOF
 version = 2
 root = "$c/root"
@@ -319,9 +338,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   stream_server_port = "0"
 [$cri.cni]
   bin_dir = "/usr/lib/cni"
-  conf_dir = "$S/cni/net.d"
+  conf_dir = "$N_DIR/cni/net.d"
   # containerd renders this once the kubelet passes the Node's podCIDR.
-  conf_template = "$S/cni/template.conflist"
+  conf_template = "$N_DIR/cni/template.conflist"
 [$cri.containerd.runtimes.runc]
   runtime_type = "io.containerd.runc.v2"
 [$cri.containerd.runtimes.runc.options]
@@ -334,14 +353,14 @@ EOF
 # its own Service VIP (a node Pod behind the control-plane Service does).
 # No masquerading: Pods have no business leaving this machine.
 cni_template() {
-  cat >"$S/cni/template.conflist" <<EOF
+  cat >"$N_DIR/cni/template.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
   "name": "capk-hosting",
   "plugins": [
     {
       "type": "bridge", "bridge": "$POD_BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-      "ipam": {"type": "host-local", "dataDir": "$S/cni/ipam",
+      "ipam": {"type": "host-local", "dataDir": "$N_DIR/cni/ipam",
                "ranges": [[{"subnet": "{{.PodCIDR}}"}]], "routes": [{"dst": "0.0.0.0/0"}]}
     },
     {"type": "portmap", "capabilities": {"portMappings": true}}
@@ -353,15 +372,15 @@ EOF
 start_containerd() {
   containerd_config
   cni_template
-  start containerd containerd --config "$S/containerd/config.toml"
-  wait_for "the containerd socket" ctr_ version
+  start "containerd$N_SFX" "${IN_NODE[@]}" containerd --config "$N_DIR/containerd/config.toml"
+  wait_for "the containerd socket of $N_NAME" ctr_ version
 }
 
-ctr_() { ctr --address "$S/containerd/containerd.sock" --namespace k8s.io "$@"; }
+ctr_() { ctr --address "$N_DIR/containerd/containerd.sock" --namespace k8s.io "$@"; }
 
 import_pause() {
-  "$TOOLS/oci-image" -ref "$PAUSE_IMAGE" -out "$S/pause.tar" -file "$TOOLS/pause:/pause:0755" \
-    -entrypoint '["/pause"]' -user 65535:65535
+  [ -f "$S/pause.tar" ] || "$TOOLS/oci-image" -ref "$PAUSE_IMAGE" -out "$S/pause.tar" \
+    -file "$TOOLS/pause:/pause:0755" -entrypoint '["/pause"]' -user 65535:65535
   ctr_ images import "$S/pause.tar" >/dev/null
   # Not `ctr | grep -q`: grep's early exit would fail the pipe (pipefail).
   local images
@@ -418,23 +437,23 @@ start_scheduler() {
 # eviction and image GC relaxed so a full-ish disk does not evict node Pods.
 kubelet_config() {
   local p=$S/pki
-  mkdir -p "$S/kubelet"
-  cat >"$S/kubelet/config.yaml" <<EOF
+  mkdir -p "$N_DIR/kubelet"
+  cat >"$N_DIR/kubelet/config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cgroupDriver: cgroupfs
-cgroupRoot: /$CGROUP
+cgroupRoot: /$N_CGROUP
 failCgroupV1: false
 failSwapOn: false
-containerRuntimeEndpoint: unix://$S/containerd/containerd.sock
-podLogsDir: $S/kubelet/pod-logs
-address: $NODE_IP
+containerRuntimeEndpoint: unix://$N_DIR/containerd/containerd.sock
+podLogsDir: $N_DIR/kubelet/pod-logs
+address: $N_IP
 port: $((PORT_BASE + 250))
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 healthzPort: $((PORT_BASE + 248))
-tlsCertFile: $p/kubelet-server.crt
-tlsPrivateKeyFile: $p/kubelet-server.key
+tlsCertFile: $p/$N_SERVER_CERT.crt
+tlsPrivateKeyFile: $p/$N_SERVER_CERT.key
 authentication:
   anonymous: {enabled: false}
   webhook: {enabled: true}
@@ -448,26 +467,27 @@ EOF
 
 start_kubelet() {
   kubelet_config
-  start kubelet "$BIN/kubelet" --config "$S/kubelet/config.yaml" --kubeconfig "$S/pki/kubelet.kubeconfig" \
-    --root-dir "$S/kubelet/root" --hostname-override "$NODE_NAME" --node-ip "$NODE_IP"
+  start "kubelet$N_SFX" "${IN_NODE[@]}" "$BIN/kubelet" --config "$N_DIR/kubelet/config.yaml" \
+    --kubeconfig "$S/pki/$N_KUBECONFIG" --root-dir "$N_DIR/kubelet/root" --hostname-override "$N_NAME" \
+    --node-ip "$N_IP" --node-labels "topology.kubernetes.io/zone=$N_ZONE"
 }
 
 # kube-proxy in iptables mode. NodePorts only on the node address; the
 # conntrack zeros stop it from rewriting machine-wide conntrack sysctls.
 start_kube_proxy() {
-  cat >"$S/kube-proxy.yaml" <<EOF
+  cat >"$N_DIR/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection: {kubeconfig: $S/pki/kube-proxy.kubeconfig}
 mode: iptables
 clusterCIDR: $CLUSTER_CIDR
-hostnameOverride: $NODE_NAME
+hostnameOverride: $N_NAME
 healthzBindAddress: 127.0.0.1:$((PORT_BASE + 256))
 metricsBindAddress: 127.0.0.1:$((PORT_BASE + 249))
-nodePortAddresses: ["$NODE_IP/32"]
+nodePortAddresses: ["$N_IP/32"]
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 EOF
-  start kube-proxy "$BIN/kube-proxy" --config "$S/kube-proxy.yaml"
+  start "kube-proxy$N_SFX" "${IN_NODE[@]}" "$BIN/kube-proxy" --config "$N_DIR/kube-proxy.yaml"
 }
 
 # ---------------------------------------------------------------- network policies
@@ -526,19 +546,21 @@ netpol_credentials() {
 # pid_of). Hiding the host's /run also hides a runtime's NRI socket: v0.8.0
 # accepts --disable-nri but never applies it.
 start_netpol() {
-  netpol_credentials
+  [ -e "$S/netpol/kube-network-policies" ] || netpol_credentials
   ln -sfn "$NETPOL" "$S/netpol/kube-network-policies"
   # shellcheck disable=SC2016 # expanded by the inner sh
-  start kube-network-policies env KUBERNETES_SERVICE_HOST="$NODE_IP" KUBERNETES_SERVICE_PORT="$API_PORT" \
+  start "kube-network-policies$N_SFX" "${IN_NODE[@]}" env KUBERNETES_SERVICE_HOST="$NODE_IP" \
+    KUBERNETES_SERVICE_PORT="$API_PORT" \
     unshare --mount --propagation private -- sh -c 'mount --bind "$0" /var/run && exec "$@"' "$S/netpol/run" \
-    "$S/netpol/kube-network-policies" --hostname-override "$NODE_NAME" --nfqueue-id "$NETPOL_QUEUE" \
+    "$S/netpol/kube-network-policies" --hostname-override "$N_NAME" --nfqueue-id "$NETPOL_QUEUE" \
     --metrics-bind-address "127.0.0.1:$((PORT_BASE + 258))" --netfilter-bug-1766-fix=false --disable-nri \
     -v "$NETPOL_V"
 }
 
-# queue_bound is true while a program reads our NFQUEUE.
+# queue_bound is true while a program reads our NFQUEUE (in the node's
+# network namespace: each has queues of its own).
 queue_bound() {
-  awk -v q="$NETPOL_QUEUE" '$1 == q {found = 1} END {exit !found}' /proc/net/netfilter/nfnetlink_queue
+  "${IN_NODE[@]}" awk -v q="$NETPOL_QUEUE" '$1 == q {found = 1} END {exit !found}' /proc/net/netfilter/nfnetlink_queue
 }
 
 # netpol_divert sends new connections from or to the Pod network to the
@@ -548,14 +570,14 @@ queue_bound() {
 # (the agent's own `meta skuid 0 accept`). No --queue-bypass: if the agent is
 # gone, new Pod connections are dropped rather than let through unchecked.
 netpol_divert() {
-  local c=CAPK-NETPOL
-  wait_for "kube-network-policies to read NFQUEUE $NETPOL_QUEUE" queue_bound
-  iptables -w -t mangle -N "$c"
-  iptables -w -t mangle -A "$c" -m conntrack --ctstate ESTABLISHED,RELATED -j RETURN
-  iptables -w -t mangle -A "$c" -m owner --uid-owner 0 -j RETURN
-  iptables -w -t mangle -A "$c" -s "$CLUSTER_CIDR" -j NFQUEUE --queue-num "$NETPOL_QUEUE"
-  iptables -w -t mangle -A "$c" -d "$CLUSTER_CIDR" -j NFQUEUE --queue-num "$NETPOL_QUEUE"
-  iptables -w -t mangle -I POSTROUTING 1 -j "$c"
+  local c=CAPK-NETPOL ipt=("${IN_NODE[@]}" iptables -w -t mangle)
+  wait_for "kube-network-policies on $N_NAME to read NFQUEUE $NETPOL_QUEUE" queue_bound
+  "${ipt[@]}" -N "$c"
+  "${ipt[@]}" -A "$c" -m conntrack --ctstate ESTABLISHED,RELATED -j RETURN
+  "${ipt[@]}" -A "$c" -m owner --uid-owner 0 -j RETURN
+  "${ipt[@]}" -A "$c" -s "$CLUSTER_CIDR" -j NFQUEUE --queue-num "$NETPOL_QUEUE"
+  "${ipt[@]}" -A "$c" -d "$CLUSTER_CIDR" -j NFQUEUE --queue-num "$NETPOL_QUEUE"
+  "${ipt[@]}" -I POSTROUTING 1 -j "$c"
 }
 
 # publish_cluster_info writes kube-public/cluster-info as kubeadm does on the
@@ -580,7 +602,7 @@ users: []
 }
 
 node_ready() {
-  [ "$(kubectl_ get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
+  [ "$(kubectl_ get node "$N_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
 
 # ---------------------------------------------------------------- up
@@ -608,6 +630,7 @@ up() {
   network
   inotify_limits
   cgroups
+  extra_node_namespaces
   pki
   bring_up
   log "hosting cluster up in $((SECONDS - t0))s; export KUBECONFIG=$S/kubeconfig"
@@ -616,12 +639,14 @@ up() {
 # bring_up starts the components in dependency order but without waiting where
 # a component retries on its own, so the slow API server start overlaps the rest.
 bring_up() {
+  use_node
   start_containerd
   start_etcd
   start_apiserver
   import_pause
   start_kubelet
   start_kube_proxy
+  start_extra_nodes
   # These two exit if RBAC's bootstrap policy is not there yet; /readyz
   # includes that post-start hook.
   wait_for "the API server" kubectl_ get --raw /readyz
@@ -629,10 +654,13 @@ bring_up() {
   start_controller_manager
   start_scheduler
   start_netpol
-  wait_for "Node $NODE_NAME to be Ready" node_ready
+  start_extra_netpols
+  start_podnets
+  wait_for "every Node to be Ready" nodes_ready
   # Pods are refused until the ServiceAccount controller made the default one.
   wait_for "the default ServiceAccount" kubectl_ get serviceaccount default
   netpol_divert
+  extra_netpol_divert
 }
 
 # ---------------------------------------------------------------- down
@@ -644,13 +672,17 @@ down() {
     log "down: nothing to do"
     return 0
   fi
-  stop_components kubelet kube-proxy kube-network-policies
-  reset_pods
+  local nodes containerds
+  mapfile -t nodes < <(extra_node_components kubelet kube-proxy kube-network-policies podnet)
+  mapfile -t containerds < <(extra_node_components containerd)
+  stop_components kubelet kube-proxy kube-network-policies podnet "${nodes[@]}"
+  reset_all_pods
   # The API server goes before etcd, so it does not spin on a dead etcd.
   stop_components kube-controller-manager kube-scheduler kube-apiserver
-  stop_components etcd containerd
+  stop_components etcd containerd "${containerds[@]}"
   kill_leftovers
   sweep_mounts
+  sweep_extra_nodes
   sweep_network
   sweep_iptables
   sweep_cgroups
@@ -663,10 +695,10 @@ down() {
 # CNI DEL cleans veths, IPs and the CNI cache (the kubelet is stopped first or
 # it would recreate them).
 reset_pods() {
-  pid_of containerd >/dev/null || return 0
+  pid_of "containerd$N_SFX" >/dev/null || return 0
   [ -x "${TOOLS:-}/cri-reset" ] || return 0
-  "$TOOLS/cri-reset" -socket "$S/containerd/containerd.sock" -grace "${STOP_GRACE}s" ||
-    log "cri-reset failed; falling back to killing what is left"
+  "$TOOLS/cri-reset" -socket "$N_DIR/containerd/containerd.sock" -grace "${STOP_GRACE}s" ||
+    log "cri-reset on $N_NAME failed; falling back to killing what is left"
 }
 
 # kill_leftovers ends processes that survived: shims and anything naming the
@@ -702,7 +734,7 @@ is_daemon() {
   exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 1
   case "$exe" in
   "$BIN/kubectl") return 1 ;;
-  "$BIN"/* | "${NETPOL:-/nonexistent}" | */containerd | */containerd-shim* | */runc) return 0 ;;
+  "$BIN"/* | "${NETPOL:-/nonexistent}" | "${TOOLS:-/nonexistent}/podnet" | */containerd | */containerd-shim* | */runc) return 0 ;;
   esac
   return 1
 }
@@ -786,8 +818,9 @@ restore_host() {
 
 # running prints the state of each component; false unless all run.
 running() {
-  local c pid all=0
-  for c in "${components[@]}"; do
+  local c pid all=0 extra=()
+  [ -z "${EXTRA_ZONES:-}" ] || mapfile -t extra < <(echo podnet; extra_node_components)
+  for c in "${components[@]}" "${extra[@]}"; do
     if pid=$(pid_of "$c"); then
       printf '%-24s running (pid %s)\n' "$c" "$pid"
     else

@@ -9,6 +9,9 @@
 # each other; C reaches 9090 only; B's Pods reach A; root on the host reaches B;
 # the kubelet's HTTP, TCP and exec probes on B's Pods pass (a Pod created after
 # the policy becomes Ready). Deleting the policy opens A -> B again.
+# On a hosting cluster with extra nodes (nodes.sh) the Pods are spread over
+# them (a on zone b, b1 on c, b2 and c on a, b3 on b), so that each node's
+# agent judges connections that leave or reach it.
 #
 # usage: test/infra/hosting/netpol-smoke.sh     (as root; same environment as hosting-cluster.sh)
 #
@@ -36,12 +39,26 @@ image() {
   [ -n "$tar" ] || tar=$("$here/../node-image/build-kind.sh")
   IMAGE=$(tar -xOf "$tar" --occurrence=1 index.json | grep -o '"io.containerd.image.name":"[^"]*"' | cut -d'"' -f4)
   [ -n "$IMAGE" ] || fail "no io.containerd.image.name in $tar"
-  local ctr=(ctr --address "$S/containerd/containerd.sock" --namespace k8s.io) images
-  images=$("${ctr[@]}" images ls -q)
-  if ! grep -qxF "$IMAGE" <<<"$images"; then
-    log "importing $IMAGE from $tar"
-    "${ctr[@]}" images import "$tar" >/dev/null
-  fi
+  local dir images
+  for dir in "$S" ${EXTRA_ZONES:+$(printf "$S/nodes/%s " $EXTRA_ZONES)}; do
+    local ctr=(ctr --address "$dir/containerd/containerd.sock" --namespace k8s.io)
+    images=$("${ctr[@]}" images ls -q)
+    if ! grep -qxF "$IMAGE" <<<"$images"; then
+      log "importing $IMAGE from $tar into ${dir#"$S"}/containerd"
+      "${ctr[@]}" images import "$tar" >/dev/null
+    fi
+  done
+}
+
+# node_of prints the Node a Pod is pinned to: none on one node; with extra
+# nodes, zone b, c or a by the Pod's name.
+node_of() {
+  [ -n "${EXTRA_ZONES:-}" ] || return 0
+  case $1 in
+  a | b3) echo "$NODE_NAME-b" ;;
+  b1) echo "$NODE_NAME-c" ;;
+  *) echo "$NODE_NAME" ;;
+  esac
 }
 
 # serve is the Pod's command: a listener on 8080 and 9090, each connection answered
@@ -66,6 +83,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: $2, namespace: $1, labels: $3}
 spec:
+  nodeName: $(node_of "$2")
   automountServiceAccountToken: false
   enableServiceLinks: false
   terminationGracePeriodSeconds: 1
@@ -182,8 +200,21 @@ with_policy() {
   expect open netpol-c c "$SVC" 90 "c (no node-role) -> Service b:90"
   expect closed netpol-c c "$SVC" 80 "c (no node-role) -> Service b:80"
   expect open netpol-b b1 "$A" 8080 "b1 -> a:8080 (A has no policy)"
-  expect open "" host "$B1" 8080 "host (root) -> b1:8080"
-  expect open "" host "$SVC" 80 "host (root) -> Service b:80"
+  host_to_b
+}
+
+# host_to_b: root on a node is exempt from the policies of its own node's Pods
+# only (the kubelet's probes): on one node it reaches b1 and the Service; with
+# extra nodes it reaches b2 on its node, not b1 on another (as any remote
+# host). The Service is left out there: its endpoints are on both.
+host_to_b() {
+  if [ -z "${EXTRA_ZONES:-}" ]; then
+    expect open "" host "$B1" 8080 "host (root) -> b1:8080"
+    expect open "" host "$SVC" 80 "host (root) -> Service b:80"
+    return
+  fi
+  expect open "" host "$(ip_of netpol-b b2)" 8080 "host (root) -> b2:8080 on its node"
+  expect closed "" host "$B1" 8080 "host (root) -> b1:8080 on another node"
 }
 
 # probes_pass: a Pod created under the policy becomes Ready (HTTP readiness,
@@ -215,6 +246,7 @@ check() {
   ready_pods netpol-a netpol-b netpol-c
   A=$(ip_of netpol-a a) B1=$(ip_of netpol-b b1) SVC=$(k get svc -n netpol-b b -o jsonpath='{.spec.clusterIP}')
   log "a $A, b1 $B1, b2 $(ip_of netpol-b b2), c $(ip_of netpol-c c), Service b $SVC"
+  k get pods -A -l 'app in (netpol-a,netpol-b,netpol-c)' -o wide >&2
   without_policy
   policy | k apply -f - >/dev/null
   sleep 2 # the agent's informer

@@ -3,6 +3,10 @@
 # API health directly and through the kubernetes Service's ClusterIP (kube-proxy
 # on the host), Service traffic host -> Pod and Pod -> itself (hairpin) and
 # Pod -> API server, down, and proof that nothing is left. Prints timings.
+# With CAPK_HOSTING_EXTRA_NODES (nodes.sh), also every Node Ready in its own
+# zone with its own Pod CIDR, and a Pod on each node reaching the others, the
+# host reaching it, it reaching the API server through its ClusterIP, and
+# every Pod reaching every node's Pod through a NodePort of the first node.
 #
 # usage: test/infra/hosting/smoke.sh      (same environment as hosting-cluster.sh)
 set -euo pipefail
@@ -42,12 +46,15 @@ our_processes() {
   return 0
 }
 
+# workload is a Pod on the first node (check_dataplane finds its network
+# namespace among the first node's mounts) and its Service.
 workload() {
   cat <<EOF
 apiVersion: v1
 kind: Pod
 metadata: {name: smoke, namespace: default, labels: {app: capk-smoke}}
 spec:
+  nodeName: $NODE_NAME
   restartPolicy: Never
   automountServiceAccountToken: false
   enableServiceLinks: false
@@ -99,8 +106,8 @@ check_api() {
 # (hairpin), then the API server through the kubernetes Service from the Pod.
 check_dataplane() {
   local ns svc listener reply
-  ns=$(findmnt -rn -t nsfs -o TARGET | grep -F "$S/" | head -1)
-  [ -n "$ns" ] || fail "no Pod network namespace under $S"
+  ns=$(findmnt -rn -t nsfs -o TARGET | { grep -F "$S/containerd/state/" || true; } | head -1)
+  [ -n "$ns" ] || fail "no Pod network namespace under $S/containerd/state"
   svc=$("$BIN/kubectl" --kubeconfig "$S/kubeconfig" get svc smoke -o jsonpath='{.spec.clusterIP}')
   nsenter --net="$ns" socat TCP-LISTEN:8080,fork,reuseaddr SYSTEM:'echo capk-smoke' &  # a raw reply: curl needs --http0.9
   listener=$!
@@ -130,6 +137,112 @@ check_clean() {
   log "nothing left: processes, links, addresses, routes, mounts, iptables, cgroups and sysctls as before"
 }
 
+# check_nodes: with extra nodes, each Node is Ready in its zone with a Pod
+# CIDR of its own, and a pause Pod pinned to each one reaches the Pods of the
+# others, is reached from the host, and reaches the API server's ClusterIP.
+check_nodes() {
+  local k=("$BIN/kubectl" --kubeconfig "$S/kubeconfig") want=("$NODE_NAME a") zone nodes cidrs
+  [ -n "${EXTRA_ZONES:-}" ] || return 0
+  for zone in $EXTRA_ZONES; do want+=("$NODE_NAME-$zone $zone"); done
+  nodes=$("${k[@]}" get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.labels.topology\.kubernetes\.io/zone}{"\n"}{end}')
+  [ "$nodes" = "$(printf '%s\n' "${want[@]}")" ] || fail "Nodes and zones: $nodes; want ${want[*]}"
+  cidrs=$("${k[@]}" get nodes -o jsonpath='{range .items[*]}{.spec.podCIDR}{"\n"}{end}' | sort -u | grep -c .)
+  [ "$cidrs" = "${#want[@]}" ] || fail "the ${#want[@]} Nodes have $cidrs distinct Pod CIDRs"
+  log "Nodes Ready in zones: ${want[*]}"
+  local names node ips=() pids=() listeners=() i j reply
+  read -ra names <<<"$("${k[@]}" get nodes -o jsonpath='{.items[*].metadata.name}')"
+  for node in "${names[@]}"; do
+    pinned_pod "$node" | "${k[@]}" apply -f - >/dev/null
+    node_port_service "$node" | "${k[@]}" apply -f - >/dev/null
+  done
+  "${k[@]}" wait --for=condition=Ready pod -l app=capk-smoke-node --timeout=120s >/dev/null || fail "pinned Pods not Ready"
+  for node in "${names[@]}"; do
+    ips+=("$("${k[@]}" get pod "smoke-$node" -o jsonpath='{.status.podIP}')")
+    pids+=("$(task_pid "$node")")
+  done
+  for i in "${!ips[@]}"; do
+    nsenter -t "${pids[i]}" -n socat TCP-LISTEN:8081,fork,reuseaddr SYSTEM:"echo node-$i" &
+    listeners+=($!)
+  done
+  sleep 1
+  for i in "${!ips[@]}"; do
+    reply=$(curl -sS --http0.9 --max-time 5 "http://${ips[i]}:8081") || true
+    [ "$reply" = "node-$i" ] || { kill "${listeners[@]}"; fail "host -> Pod ${ips[i]} failed"; }
+    for j in "${!ips[@]}"; do
+      [ "$i" != "$j" ] || continue
+      reply=$(nsenter -t "${pids[i]}" -n curl -sS --http0.9 --max-time 5 "http://${ips[j]}:8081") || true
+      [ "$reply" = "node-$j" ] || { kill "${listeners[@]}"; fail "Pod ${ips[i]} -> Pod ${ips[j]} failed"; }
+    done
+    reply=$(nsenter -t "${pids[i]}" -n curl -sS --max-time 10 --cacert "$S/pki/ca.crt" "https://$SERVICE_IP/readyz") || true
+    [ "$reply" = ok ] || { kill "${listeners[@]}"; fail "Pod ${ips[i]} -> https://$SERVICE_IP/readyz failed"; }
+  done
+  check_node_ports || { kill "${listeners[@]}"; fail "$failed"; }
+  kill "${listeners[@]}"
+  wait "${listeners[@]}" 2>/dev/null || true
+  log "Pods on ${#ips[@]} nodes reach each other, are reached from the host, reach the API server"
+  log "every Pod reaches every node's Pod through a NodePort of the first node's address"
+}
+
+# check_node_ports: every pinned Pod reaches every node's Pod (its own too)
+# through that Pod's NodePort on the first node's address: kube-proxy there
+# sends the connection back to the node it came from, the path of a workload
+# cluster's node Pod to its control-plane endpoint. It sets $failed and
+# returns 1 on the first connection without the right answer. Uses the
+# caller's names (of the nodes), ips, pids and k.
+check_node_ports() {
+  local i j port reply tries
+  for i in "${!names[@]}"; do
+    port=$("${k[@]}" get service "smoke-${names[i]}" -o jsonpath='{.spec.ports[0].nodePort}')
+    for j in "${!ips[@]}"; do
+      for tries in 1 2 3 4 5 6 7 8 9 10; do
+        reply=$(nsenter -t "${pids[j]}" -n curl -sS --http0.9 --max-time 3 "http://$NODE_IP:$port" 2>/dev/null) || true
+        [ "$reply" = "node-$i" ] && break
+        sleep 1
+      done
+      [ "$reply" = "node-$i" ] || { failed="Pod ${ips[j]} -> $NODE_IP:$port (Pod on ${names[i]}) failed after $tries tries"; return 1; }
+    done
+  done
+}
+
+node_port_service() {
+  cat <<EOF
+apiVersion: v1
+kind: Service
+metadata: {name: smoke-$1, namespace: default}
+spec:
+  type: NodePort
+  selector: {smoke-node: $1}
+  ports: [{port: 8081, targetPort: 8081}]
+EOF
+}
+
+pinned_pod() {
+  cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: smoke-$1, namespace: default, labels: {app: capk-smoke-node, smoke-node: $1}}
+spec:
+  nodeName: $1
+  restartPolicy: Never
+  automountServiceAccountToken: false
+  enableServiceLinks: false
+  terminationGracePeriodSeconds: 5
+  containers: [{name: pause, image: $PAUSE_IMAGE, imagePullPolicy: Never}]
+EOF
+}
+
+# task_pid prints a process of Pod smoke-<node>: the node's containerd knows
+# it (an extra node's Pod network namespaces are mounted in its own mount
+# namespace, not the host's).
+task_pid() {
+  local node=$1 dir=$S id
+  [ "$node" = "$NODE_NAME" ] || dir=$S/nodes/${node#"$NODE_NAME"-}
+  id=$(ctr --address "$dir/containerd/containerd.sock" -n k8s.io containers ls \
+    "labels.\"io.kubernetes.pod.name\"==smoke-$node" -q | head -1)
+  [ -n "$id" ] || fail "no container of Pod smoke-$node"
+  ctr --address "$dir/containerd/containerd.sock" -n k8s.io tasks ls | awk -v id="$id" '$1 == id {print $2}'
+}
+
 main() {
   local t0 t1 t2 t3
   tmp=$(mktemp -d)
@@ -144,6 +257,7 @@ main() {
   check_workload
   check_api
   check_dataplane
+  check_nodes
   t2=$SECONDS
   "$cluster" down
   t3=$SECONDS

@@ -180,10 +180,18 @@ static_image() { # static_image <ref> <binary> <out>
 
 # debian_image: kube-proxy and podnet run iptables and ip, so they need a
 # Debian userland: the node's rootfs serves (the programs kind builds are in
-# the node layer, not in it).
+# the node layer, not in it). iptables-wrapper stands in for the iptables
+# programs ahead of /usr/sbin, so that the rules go to the node's backend, as
+# upstream's kube-proxy image does it.
 debian_image() { # debian_image <ref> <binary> <out>
+  local wrapped=() name suffix
+  for name in iptables ip6tables; do
+    for suffix in "" -save -restore; do
+      wrapped+=(-file "$TOOLS/iptables-wrapper:/usr/local/bin/$name$suffix:0755")
+    done
+  done
   "$TOOLS/oci-image" -ref "$1" -out "$3" -layer "$BASE_TAR" -file "$2:/usr/local/bin/$(basename "$2"):0755" \
-    -env PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+    "${wrapped[@]}" -env PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 }
 
 # import_images imports the tarballs into the containerd store under <root>

@@ -14,8 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command pki writes every certificate, key and kubeconfig the one-node hosting
-// cluster needs into one folder. ECDSA P-256 keys keep generation instant on a
+// Command pki writes every certificate, key and kubeconfig the hosting cluster
+// needs into one folder: its first node's with the control plane's, and with
+// -nodes the kubelet identities of further hosting nodes. ECDSA P-256 keys keep generation instant on a
 // busy two-core machine (RSA would take seconds); every component of
 // Kubernetes and etcd accepts them, service-account signing included (ES256).
 //
@@ -37,6 +38,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 )
 
@@ -48,6 +51,14 @@ type options struct {
 	serviceIP net.IP
 	server    string
 	validity  time.Duration
+	// extra are the further hosting nodes, each with a kubelet of its own.
+	extra []node
+}
+
+// node is a kubelet's identity: its Node name and the address it serves on.
+type node struct {
+	name string
+	ip   net.IP
 }
 
 // authority is a CA that signs the leaf certificates.
@@ -77,12 +88,13 @@ func main() {
 
 func parseFlags() options {
 	var o options
-	var nodeIP, serviceIP string
+	var nodeIP, serviceIP, nodes string
 	flag.StringVar(&o.dir, "dir", "", "output folder (created)")
 	flag.StringVar(&o.nodeName, "node-name", "", "name of the Node (kubelet identity)")
 	flag.StringVar(&nodeIP, "node-ip", "", "address the API server and kubelet serve on")
 	flag.StringVar(&serviceIP, "service-ip", "", "ClusterIP of the kubernetes Service")
 	flag.StringVar(&o.server, "server", "", "API server URL written into the kubeconfigs")
+	flag.StringVar(&nodes, "nodes", "", "further hosting nodes as NAME=IP,...: kubelet-server-NAME and kubelet-NAME.kubeconfig each")
 	flag.DurationVar(&o.validity, "validity", 365*24*time.Hour, "lifetime of every certificate")
 	flag.Parse()
 	o.nodeIP, o.serviceIP = net.ParseIP(nodeIP), net.ParseIP(serviceIP)
@@ -90,8 +102,41 @@ func parseFlags() options {
 		fmt.Fprintln(os.Stderr, "pki: -dir, -node-name, -node-ip, -service-ip and -server are required")
 		os.Exit(2)
 	}
+	var err error
+	if o.extra, err = parseNodes(nodes, o.nodeName); err != nil {
+		fmt.Fprintln(os.Stderr, "pki: -nodes:", err)
+		os.Exit(2)
+	}
 	return o
 }
+
+// parseNodes reads NAME=IP,NAME=IP. A name is a file name stem and a Node
+// name, so it is a DNS label, and no two nodes share a name (the first
+// node's, first, included).
+func parseNodes(value, first string) ([]node, error) {
+	if value == "" {
+		return nil, nil
+	}
+	seen := map[string]bool{first: true}
+	var out []node
+	for _, item := range strings.Split(value, ",") {
+		name, addr, ok := strings.Cut(item, "=")
+		ip := net.ParseIP(addr)
+		switch {
+		case !ok || ip == nil:
+			return nil, fmt.Errorf("%q is not NAME=IP", item)
+		case !dnsLabel.MatchString(name):
+			return nil, fmt.Errorf("%q: the name must be a DNS label (lower case letters, digits, '-')", item)
+		case seen[name]:
+			return nil, fmt.Errorf("%q: node %s is named twice", item, name)
+		}
+		seen[name] = true
+		out = append(out, node{name: name, ip: ip})
+	}
+	return out, nil
+}
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
 func run(o options) error {
 	if err := os.MkdirAll(o.dir, 0o700); err != nil {
@@ -135,8 +180,17 @@ func clusterLeaves(o options, loopback []net.IP) []leaf {
 		// The API server's identity towards kubelets (logs, exec, port-forward).
 		{name: "apiserver-kubelet-client", cn: "kube-apiserver-kubelet-client", org: []string{"system:masters"}, client: true},
 		// The kubelet's serving certificate; the API server verifies it against the CA.
-		{name: "kubelet-server", cn: o.nodeName, server: true, ips: []net.IP{o.nodeIP}, dns: []string{o.nodeName}},
+		kubeletServer("kubelet-server", node{name: o.nodeName, ip: o.nodeIP}),
 	}
+}
+
+func kubeletServer(stem string, n node) leaf {
+	return leaf{name: stem, cn: n.name, server: true, ips: []net.IP{n.ip}, dns: []string{n.name}}
+}
+
+// kubeletClient is the identity NodeRestriction ties to Node n.
+func kubeletClient(stem string, n node) leaf {
+	return leaf{name: stem, cn: "system:node:" + n.name, org: []string{"system:nodes"}, client: true}
 }
 
 // users are the client identities that get a kubeconfig; RBAC's bootstrap
@@ -150,7 +204,13 @@ var users = []leaf{
 
 func kubeconfigs(o options, ca authority) error {
 	all := append([]leaf{}, users...)
-	all = append(all, leaf{name: "kubelet", cn: "system:node:" + o.nodeName, org: []string{"system:nodes"}, client: true})
+	all = append(all, kubeletClient("kubelet", node{name: o.nodeName, ip: o.nodeIP}))
+	for _, n := range o.extra {
+		if err := issue(o, ca, kubeletServer("kubelet-server-"+n.name, n)); err != nil {
+			return err
+		}
+		all = append(all, kubeletClient("kubelet-"+n.name, n))
+	}
 	for _, u := range all {
 		if err := issue(o, ca, u); err != nil {
 			return err

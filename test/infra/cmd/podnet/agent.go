@@ -39,7 +39,11 @@ const (
 // agent turns the Node list into this node's CNI config, routes and NAT.
 type agent struct {
 	nodeName string
-	cniConf  string
+	// cniConf is the CNI configuration file to write; none when empty (the
+	// hosting nodes keep their own and use podnet for routes only).
+	cniConf string
+	// masquerade makes pod traffic that leaves the pod CIDRs the node's.
+	masquerade bool
 	// encap says which peers are reached through the VXLAN device: those
 	// not on this node's link ("auto"), all ("always") or none ("never").
 	encap string
@@ -86,8 +90,10 @@ func (a *agent) sync(nodes []*corev1.Node) error {
 		return nil // the controller-manager has not given this node a CIDR (or an address) yet
 	}
 	slices.Sort(all)
-	if err := writeIfChanged(a.cniConf, cniConfig(own)); err != nil {
-		return err
+	if a.cniConf != "" {
+		if err := writeIfChanged(a.cniConf, cniConfig(own)); err != nil {
+			return err
+		}
 	}
 	routes, tunnelled, err := a.plan(ownIP, peers)
 	if err != nil {
@@ -100,6 +106,9 @@ func (a *agent) sync(nodes []*corev1.Node) error {
 	}
 	if err := a.syncRoutes(routes); err != nil {
 		return err
+	}
+	if !a.masquerade {
+		return nil
 	}
 	return a.syncMasquerade(own, all)
 }

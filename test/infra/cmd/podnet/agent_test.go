@@ -92,7 +92,7 @@ func TestSyncConfiguresOwnCIDRRoutesAndNAT(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "net.d", "10-podnet.conflist")
 	r := &recorder{addresses: hostingLink,
 		routes: `[{"dst":"10.244.9.0/24","gateway":"10.252.0.9"},{"dst":"10.244.2.0/24","gateway":"10.252.0.2"}]`}
-	a := &agent{nodeName: "cp", cniConf: conf, encap: encapAuto, run: r.run}
+	a := &agent{nodeName: "cp", masquerade: true, cniConf: conf, encap: encapAuto, run: r.run}
 	err := a.sync([]*corev1.Node{
 		node("cp", "10.252.0.1", "10.244.0.0/24"),
 		node("w1", "10.252.0.2", "10.244.2.0/24"),
@@ -137,7 +137,7 @@ func TestSyncConfiguresOwnCIDRRoutesAndNAT(t *testing.T) {
 func TestSyncWaitsForOwnCIDR(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "10-podnet.conflist")
 	r := &recorder{}
-	a := &agent{nodeName: "w1", cniConf: conf, encap: encapAuto, run: r.run}
+	a := &agent{nodeName: "w1", masquerade: true, cniConf: conf, encap: encapAuto, run: r.run}
 	if err := a.sync([]*corev1.Node{node("cp", "10.252.0.1", "10.244.0.0/24"), node("w1", "10.252.0.2")}); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestSyncTunnelsPeersOffTheLink(t *testing.T) {
 		neighbours: `[{"dst":"10.244.9.0","lladdr":"0e:70:0a:fc:01:09"},{"dst":"10.244.3.0","lladdr":"0e:70:0a:fc:01:03"}]`,
 		fdb:        `[{"mac":"0E:70:0A:FC:01:09","dst":"10.252.1.9"},{"mac":"0e:70:0a:fc:01:03","dst":"10.252.1.3"},{"mac":"00:00:00:00:00:00"}]`,
 	}
-	a := &agent{nodeName: "cp", cniConf: filepath.Join(t.TempDir(), "podnet.conflist"), encap: encapAuto, run: r.run}
+	a := &agent{nodeName: "cp", masquerade: true, cniConf: filepath.Join(t.TempDir(), "podnet.conflist"), encap: encapAuto, run: r.run}
 	err := a.sync([]*corev1.Node{
 		node("cp", "10.252.0.1", "10.244.0.0/24"),
 		node("w1", "10.252.0.2", "10.244.2.0/24"), // same hosting node
@@ -192,7 +192,7 @@ func TestSyncEncapModesSkipTheLinkCheck(t *testing.T) {
 	} {
 		t.Run(mode, func(t *testing.T) {
 			r := &recorder{} // no addresses: a link check would fail
-			a := &agent{nodeName: "cp", cniConf: filepath.Join(t.TempDir(), "c"), encap: mode, run: r.run}
+			a := &agent{nodeName: "cp", masquerade: true, cniConf: filepath.Join(t.TempDir(), "c"), encap: mode, run: r.run}
 			if err := a.sync(nodes); err != nil {
 				t.Fatal(err)
 			}
@@ -203,7 +203,7 @@ func TestSyncEncapModesSkipTheLinkCheck(t *testing.T) {
 
 func TestSyncMakesTheDeviceAgainForANewAddress(t *testing.T) {
 	r := &recorder{links: `[{"ifname":"eth0"},{"ifname":"podnet.1","linkinfo":{"info_data":{"local":"10.252.0.7"}}}]`}
-	a := &agent{nodeName: "cp", cniConf: filepath.Join(t.TempDir(), "c"), encap: encapAlways, run: r.run}
+	a := &agent{nodeName: "cp", masquerade: true, cniConf: filepath.Join(t.TempDir(), "c"), encap: encapAlways, run: r.run}
 	if err := a.ensureVXLAN("10.252.0.1"); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestSyncMakesTheDeviceAgainForANewAddress(t *testing.T) {
 
 func TestSyncFailsWhenNoInterfaceHoldsTheNodesAddress(t *testing.T) {
 	r := &recorder{addresses: `[{"ifname":"eth0","addr_info":[{"local":"10.252.0.5","prefixlen":24}]}]`}
-	a := &agent{nodeName: "cp", cniConf: filepath.Join(t.TempDir(), "c"), encap: encapAuto, run: r.run}
+	a := &agent{nodeName: "cp", masquerade: true, cniConf: filepath.Join(t.TempDir(), "c"), encap: encapAuto, run: r.run}
 	err := a.sync([]*corev1.Node{node("cp", "10.252.0.1", "10.244.0.0/24"), node("w1", "10.252.0.2", "10.244.2.0/24")})
 	if err == nil || !strings.Contains(err.Error(), "no interface holds this node's address 10.252.0.1") {
 		t.Errorf("err = %v", err)
@@ -252,5 +252,20 @@ func TestVTEPAddressAndMAC(t *testing.T) {
 	}
 	if _, err := vtepMAC("not-an-ip"); err == nil {
 		t.Error("a bad address was taken")
+	}
+}
+
+// TestSyncRoutesOnly is podnet on a hosting node of the tests' hosting
+// cluster: no CNI file and no NAT, only the peers' routes.
+func TestSyncRoutesOnly(t *testing.T) {
+	r := &recorder{addresses: hostingLink}
+	a := &agent{nodeName: "cp", encap: encapNever, run: r.run}
+	err := a.sync([]*corev1.Node{node("cp", "10.252.0.1", "10.244.0.0/24"), node("w1", "10.252.0.2", "10.244.2.0/24")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.expectCommands(t, "ip route replace 10.244.2.0/24 via 10.252.0.2 proto 201")
+	if r.stdin != "" {
+		t.Errorf("rules were written: %s", r.stdin)
 	}
 }

@@ -24,6 +24,9 @@ limitations under the License.
 //     -encap always tunnels every peer, never none),
 //   - masquerades pod traffic that leaves the cluster's pod CIDRs.
 //
+// The hosting cluster of the tests (test/infra/hosting/nodes.sh) runs it on
+// each hosting node for the routes only (-cni-conf "" -masquerade=false).
+//
 // It watches Nodes, so it reacts to joins and removals without polling.
 package main
 
@@ -42,6 +45,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -49,7 +53,8 @@ import (
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig (default: the in-cluster ServiceAccount)")
 	nodeName := flag.String("node-name", os.Getenv("NODE_NAME"), "name of this Node (default: $NODE_NAME, else the hostname)")
-	cniConf := flag.String("cni-conf", "/etc/cni/net.d/10-podnet.conflist", "CNI configuration file to write")
+	cniConf := flag.String("cni-conf", "/etc/cni/net.d/10-podnet.conflist", "CNI configuration file to write (none if empty)")
+	masquerade := flag.Bool("masquerade", true, "masquerade pod traffic that leaves the cluster's pod CIDRs")
 	encap := flag.String("encap", encapAuto, "which peers VXLAN reaches: auto (those not on this node's link), always or never")
 	flag.Parse()
 	if !slices.Contains(encapModes, *encap) {
@@ -58,7 +63,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	a := &agent{nodeName: *nodeName, cniConf: *cniConf, encap: *encap, run: runCommand}
+	a := &agent{nodeName: *nodeName, cniConf: *cniConf, masquerade: *masquerade, encap: *encap, run: runCommand}
 	if err := run(ctx, *kubeconfig, a); err != nil {
 		fmt.Fprintln(os.Stderr, "podnet:", err)
 		os.Exit(1)
@@ -79,6 +84,9 @@ func run(ctx context.Context, kubeconfig string, a *agent) error {
 	cfg.UserAgent = "podnet"
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
+		return err
+	}
+	if err := waitForAPI(ctx, cfg); err != nil {
 		return err
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -122,4 +130,28 @@ func internalIP(n *corev1.Node) string {
 		}
 	}
 	return ""
+}
+
+// waitForAPI asks the API server for its version every half second until it
+// answers. A new node reaches it through the kubernetes Service's ClusterIP,
+// which works only once kube-proxy has programmed it; the informers' own
+// retries back off, doubling up to 30 s, and kept new Nodes NotReady for up
+// to 35 s after kube-proxy was ready.
+func waitForAPI(ctx context.Context, cfg *rest.Config) error {
+	probe := rest.CopyConfig(cfg)
+	probe.Timeout = time.Second
+	client, err := kubernetes.NewForConfig(probe)
+	if err != nil {
+		return err
+	}
+	for {
+		if _, err := client.Discovery().ServerVersion(); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }

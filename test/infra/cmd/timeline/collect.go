@@ -36,6 +36,7 @@ const (
 	clusterNameLabel  = "cluster.x-k8s.io/cluster-name"
 	controlPlaneLabel = "cluster.x-k8s.io/control-plane"
 	machineNameLabel  = "infrastructure.cluster.x-k8s.io/kubernetes-machine"
+	nodeRoleLabel     = "infrastructure.cluster.x-k8s.io/node-role"
 	nodeContainerName = "node"
 )
 

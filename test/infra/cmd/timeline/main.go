@@ -23,7 +23,12 @@ limitations under the License.
 // Pods' console logs (no exec into a node). It prints a table and writes the
 // timeline as JSON and as an SVG Gantt chart.
 //
-// usage: timeline -kubeconfig <management> -namespace <ns> -cluster <name> [-json file] [-svg file]
+// usage: timeline -kubeconfig <management> -namespace <ns> -cluster <name> [-floor] [-json file] [-svg file]
+//
+// With -floor it reads a floor run of make bench-nodes instead: node Pods
+// started by hand with the provider's labels for <name>, no Cluster API
+// objects; the timeline then starts at the first node Pod's creation and
+// ends when every Node is Ready.
 //
 // The node Pods are looked for on the management cluster, in the cluster's
 // namespace (the default hosting); the workload cluster's kubeconfig is its
@@ -49,13 +54,14 @@ func main() {
 	cluster := flag.String("cluster", "", "the Cluster's name")
 	jsonOut := flag.String("json", "", "write the timeline as JSON to this file")
 	svgOut := flag.String("svg", "", "write the timeline as an SVG Gantt chart to this file")
+	floor := flag.Bool("floor", false, "read a floor run of make bench-nodes: node Pods without Cluster API objects")
 	flag.Parse()
 	if *cluster == "" {
 		fail(fmt.Errorf("-cluster is required"))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	t, err := collect(ctx, *kubeconfig, *namespace, *cluster)
+	t, err := collect(ctx, *kubeconfig, *namespace, *cluster, *floor)
 	if err != nil {
 		fail(err)
 	}
@@ -74,7 +80,7 @@ func fail(err error) {
 
 // collect reads everything the timeline needs from the management cluster,
 // the node Pods' logs and the workload cluster.
-func collect(ctx context.Context, kubeconfig, namespace, cluster string) (Timeline, error) {
+func collect(ctx context.Context, kubeconfig, namespace, cluster string, floor bool) (Timeline, error) {
 	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return Timeline{}, fmt.Errorf("reading the kubeconfig: %w", err)
@@ -88,6 +94,9 @@ func collect(ctx context.Context, kubeconfig, namespace, cluster string) (Timeli
 		return Timeline{}, err
 	}
 	m := &management{dynamic: dyn, core: core, namespace: namespace, cluster: cluster}
+	if floor {
+		return m.collectFloor(ctx)
+	}
 	clusterMilestones, err := m.clusterMilestones(ctx)
 	if err != nil {
 		return Timeline{}, err

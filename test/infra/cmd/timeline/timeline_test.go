@@ -210,3 +210,25 @@ func TestAddConditionTakesOnlyATrueCondition(t *testing.T) {
 		t.Errorf("ControlPlaneInitialized: %v", found[ControlPlaneInitialized])
 	}
 }
+
+func TestFloorMilestonesSpanTheFirstPodToTheLastReadyNode(t *testing.T) {
+	machines := []MachineInput{
+		{Name: "floor-worker", Role: "worker", Milestones: Milestones{PodCreated: at(30), BootstrapEnded: at(40), NodeReady: at(70)}},
+		{Name: "floor-control-plane", Role: "control-plane", Milestones: Milestones{PodCreated: at(0), BootstrapEnded: at(25), NodeReady: at(50)}},
+	}
+	found := floorMilestones(machines)
+	want := Milestones{ClusterCreated: at(0), ControlPlaneInitialized: at(25), ClusterAvailable: at(70)}
+	if len(found) != len(want) {
+		t.Errorf("milestones %v, want %v", found, want)
+	}
+	for m, w := range want {
+		if !found[m].Equal(w) {
+			t.Errorf("%s: %v, want %v", m, found[m], w)
+		}
+	}
+
+	delete(machines[0].Milestones, NodeReady)
+	if at, ok := floorMilestones(machines)[ClusterAvailable]; ok {
+		t.Errorf("available at %v while a Node is not Ready", at)
+	}
+}
