@@ -24,6 +24,7 @@ import (
 type Observations struct {
 	Clusters, MachinesPerCluster int
 	ManagerUser                  string
+	BaselineUser                 string
 	ManagerArgs                  []string
 	ManagerBuild                 string
 	Notes                        []string
@@ -50,6 +51,12 @@ type Observations struct {
 
 	Steady Window
 
+	// Baseline runs from the baseline's first write to its last answer;
+	// BaselineAPIServerCPU is what kube-apiserver used in it.
+	Baseline                          Window
+	BaselineMachines, BaselineWorkers int
+	BaselineAPIServerCPU              time.Duration
+
 	// Deletion runs from the first delete to the last KubernetesMachine gone;
 	// DeletionTail adds the seconds after it.
 	Deletion, DeletionTail                        Window
@@ -73,6 +80,7 @@ func (o *Observations) Figures(host Host) Figures {
 		ManagerArgs: o.ManagerArgs, ManagerBuild: o.ManagerBuild, Notes: o.Notes,
 		RawPodCreatesPerSecond:         PerSecond(float64(o.RawPods), o.RawDuration),
 		RawAPIServerCPUMillisPerCreate: Ratio(millis(o.RawAPIServerCPU), float64(o.RawPods)),
+		Baseline:                       o.baseline(),
 		Provisioning:                   o.provisioning(),
 		SteadyState:                    o.steadyState(),
 		Deletion:                       o.deletion(),
@@ -83,7 +91,8 @@ func (o *Observations) Figures(host Host) Figures {
 	}
 	p := &f.Provisioning
 	p.WriteRateRatio = Ratio(p.ManagerWritesPerSecond, f.RawPodCreatesPerSecond)
-	p.Utilisation = Ratio(p.MachinesPerSecond*p.WritesPerMachine, f.RawPodCreatesPerSecond)
+	p.Utilisation = Ratio(p.MachinesPerSecond, f.Baseline.MachinesPerSecond)
+	p.RatioToRawPodCreates = Ratio(p.MachinesPerSecond*p.WritesPerMachine, f.RawPodCreatesPerSecond)
 	p.APIServerCPUMillisPerWrite = Ratio(p.APIServerCPUMillisPerMachine, p.WritesPerMachine)
 	f.EvaluateTargets()
 	return f
@@ -111,6 +120,21 @@ func (o *Observations) provisioning() Provisioning {
 		APIServerCPUSeconds:          o.APIServerCPU.Seconds(),
 		EtcdCPUSeconds:               o.EtcdCPU.Seconds(),
 		APIServerCPUMillisPerMachine: Ratio(millis(o.APIServerCPU), float64(n)),
+	}
+}
+
+func (o *Observations) baseline() Baseline {
+	n := o.BaselineMachines
+	tally := CountRequests(o.Requests, o.BaselineUser, o.Baseline)
+	return Baseline{
+		Machines:                     n,
+		Workers:                      o.BaselineWorkers,
+		Seconds:                      o.Baseline.Duration().Seconds(),
+		MachinesPerSecond:            PerSecond(float64(n), o.Baseline.Duration()),
+		WritesPerMachine:             Ratio(float64(tally.Class(ClassWrite)), float64(n)),
+		RequestsPerMachine:           PerMachine(tally, n),
+		APIServerCPUSeconds:          o.BaselineAPIServerCPU.Seconds(),
+		APIServerCPUMillisPerMachine: Ratio(millis(o.BaselineAPIServerCPU), float64(n)),
 	}
 }
 

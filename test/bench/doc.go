@@ -17,8 +17,10 @@ limitations under the License.
 // Package bench is the provider's scale benchmark (make bench): the real
 // manager binary provisions and deletes many KubernetesMachines on a real
 // kube-apiserver and etcd, while a node simulator in the benchmark plays the
-// scheduler and the kubelets. The API server's audit log tells the manager's
-// requests from everyone else's.
+// scheduler and the kubelets. In the same run a plain client makes the same
+// writes for as many machines of its own (baseline.go): the rate the
+// manager's is measured against. The API server's audit log tells the
+// manager's requests from everyone else's.
 //
 // The benchmark itself builds only with the bench tag; the files without it
 // (settings, audit log analysis, statistics, the report) are plain functions

@@ -51,6 +51,8 @@ const (
 	simulatorUser = "capk-bench-simulator"
 	// rawUser creates the Pods of the raw create rate.
 	rawUser = "capk-bench-raw"
+	// baselineUser makes the baseline's writes.
+	baselineUser = "capk-bench-baseline"
 	// systemNamespace holds the manager's leader election lease and the
 	// metrics reader's ServiceAccount, as capk-system does in a real install.
 	systemNamespace = "capk-system"
@@ -129,7 +131,7 @@ func (e *environment) setUp() error {
 	if e.client, err = client.New(e.admin, client.Options{Scheme: e.scheme}); err != nil {
 		return fmt.Errorf("creating the benchmark's client: %w", err)
 	}
-	for _, name := range []string{managerUser, simulatorUser, rawUser} {
+	for _, name := range []string{managerUser, simulatorUser, rawUser, baselineUser} {
 		user, err := e.env.AddUser(crenvtest.User{Name: name, Groups: []string{"system:masters"}}, &rest.Config{QPS: 100000, Burst: 100000})
 		if err != nil {
 			return fmt.Errorf("adding API server user %s: %w", name, err)
@@ -139,7 +141,8 @@ func (e *environment) setUp() error {
 	return createNamespace(context.Background(), e.client, systemNamespace)
 }
 
-// config is the REST configuration of the simulator's or the raw creator's user.
+// config is the REST configuration of the simulator's, the raw creator's or
+// the baseline's user: no client-side rate limit.
 func (e *environment) config(user string) *rest.Config {
 	return rest.CopyConfig(e.users[user].Config())
 }

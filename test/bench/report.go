@@ -38,12 +38,15 @@ type Figures struct {
 	// what the API server allows, the limit the controller can approach.
 	RawPodCreatesPerSecond float64 `json:"rawPodCreatesPerSecond"`
 	// RawAPIServerCPUMillisPerCreate is kube-apiserver's CPU time per raw create.
-	RawAPIServerCPUMillisPerCreate float64      `json:"rawAPIServerCPUMillisPerCreate"`
-	Provisioning                   Provisioning `json:"provisioning"`
-	SteadyState                    SteadyState  `json:"steadyState"`
-	Deletion                       Deletion     `json:"deletion"`
-	Manager                        ManagerUsage `json:"manager"`
-	Targets                        []Target     `json:"targets"`
+	RawAPIServerCPUMillisPerCreate float64 `json:"rawAPIServerCPUMillisPerCreate"`
+	// Baseline is a plain client making the provider's writes of provisioning:
+	// the machine rate the manager's is measured against (utilisation).
+	Baseline     Baseline     `json:"baseline"`
+	Provisioning Provisioning `json:"provisioning"`
+	SteadyState  SteadyState  `json:"steadyState"`
+	Deletion     Deletion     `json:"deletion"`
+	Manager      ManagerUsage `json:"manager"`
+	Targets      []Target     `json:"targets"`
 }
 
 // Host is the machine the benchmark ran on.
@@ -68,11 +71,17 @@ type Provisioning struct {
 	ManagerWritesPerSecond float64 `json:"managerWritesPerSecond"`
 	// WriteRateRatio is ManagerWritesPerSecond over the raw Pod create rate.
 	WriteRateRatio float64 `json:"writeRateRatio"`
-	// Utilisation is machines/s × writes/machine over the raw Pod create rate.
-	Utilisation       float64 `json:"utilisation"`
-	LatencyP50Seconds float64 `json:"latencyP50Seconds"`
-	LatencyP99Seconds float64 `json:"latencyP99Seconds"`
-	LatencyMaxSeconds float64 `json:"latencyMaxSeconds"`
+	// Utilisation is MachinesPerSecond over the baseline's machines per
+	// second: how close the manager comes to the same writes made by a plain
+	// client that does nothing else.
+	Utilisation float64 `json:"utilisation"`
+	// RatioToRawPodCreates is machines/s × writes/machine over the raw Pod
+	// create rate (what utilisation meant before the baseline): it compares
+	// the provider's writes with the cheapest write there is.
+	RatioToRawPodCreates float64 `json:"ratioToRawPodCreates"`
+	LatencyP50Seconds    float64 `json:"latencyP50Seconds"`
+	LatencyP99Seconds    float64 `json:"latencyP99Seconds"`
+	LatencyMaxSeconds    float64 `json:"latencyMaxSeconds"`
 	// WritesPerMachine are the manager's writes from a machine's bootstrap
 	// data ready to provisioned; StagingWritesPerMachine those before, while
 	// the machine waited for its cluster's infrastructure.
@@ -97,6 +106,27 @@ type Provisioning struct {
 	APIServerCPUMillisPerWrite   float64 `json:"apiServerCPUMillisPerWrite"`
 }
 
+// Baseline is what a plain client without a client-side rate limit achieves
+// making, per machine, the writes the provider makes while it provisions one:
+// a patch of the KubernetesMachine (finalizer and provider ID, through the
+// admission webhooks), the bootstrap Secret and the node Pod created, two
+// status patches. Its KubernetesMachines, namespaces and objects are its own.
+type Baseline struct {
+	Machines int `json:"machines"`
+	// Workers make the writes concurrently: the manager's --concurrency.
+	Workers           int     `json:"workers"`
+	Seconds           float64 `json:"seconds"`
+	MachinesPerSecond float64 `json:"machinesPerSecond"`
+	// WritesPerMachine and RequestsPerMachine are the baseline's requests in
+	// the audit log: the check that it made what the provider makes.
+	WritesPerMachine   float64            `json:"writesPerMachine"`
+	RequestsPerMachine map[string]float64 `json:"requestsPerMachine"`
+	// APIServerCPUSeconds is what kube-apiserver used while the baseline ran;
+	// per machine, it compares with the provider's.
+	APIServerCPUSeconds          float64 `json:"apiServerCPUSeconds"`
+	APIServerCPUMillisPerMachine float64 `json:"apiServerCPUMillisPerMachine"`
+}
+
 // SteadyState is a window after provisioning in which nothing changes.
 type SteadyState struct {
 	Seconds float64 `json:"seconds"`
@@ -118,7 +148,8 @@ type Deletion struct {
 	LeftoverClaims     int                `json:"leftoverClaims"`
 }
 
-// ManagerUsage is what the manager process used over the whole run.
+// ManagerUsage is what the manager process used over its part of the run,
+// up to the end of the deletion (the baseline comes after).
 type ManagerUsage struct {
 	PeakRSSMiB float64 `json:"peakRSSMiB"`
 	CPUSeconds float64 `json:"cpuSeconds"`
@@ -137,18 +168,23 @@ type Target struct {
 const (
 	MaxWritesPerMachine = 5
 	MaxPeakRSSMiB       = 150
-	MinUtilisation      = 0.5
+	// MinUtilisation is the share of the baseline's machine rate the manager
+	// should reach.
+	MinUtilisation = 0.8
 	// MaxSteadyRequestsPerMinute is "near zero": informers re-open each watch
 	// every 5 to 10 minutes, so a minute may hold a watch or two.
 	MaxSteadyRequestsPerMinute = 2
 )
+
+// UtilisationTarget names the utilisation target in the table and the JSON.
+const UtilisationTarget = "utilisation: machines/s / baseline machines/s"
 
 // EvaluateTargets sets f.Targets from the other figures.
 func (f *Figures) EvaluateTargets() {
 	f.Targets = []Target{
 		newTarget("manager writes per machine", f.Provisioning.WritesPerMachine, MaxWritesPerMachine, true),
 		newTarget("manager peak RSS (MiB)", f.Manager.PeakRSSMiB, MaxPeakRSSMiB, true),
-		newTarget("utilisation of the raw create rate", f.Provisioning.Utilisation, MinUtilisation, false),
+		newTarget(UtilisationTarget, f.Provisioning.Utilisation, MinUtilisation, false),
 		newTarget("steady-state non-lease requests/min", f.SteadyState.RequestsPerMinute, MaxSteadyRequestsPerMinute, true),
 	}
 }

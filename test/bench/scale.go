@@ -60,12 +60,12 @@ type scaleRun struct {
 }
 
 func newScaleRun(settings Settings, dir string, logf func(string, ...any)) *scaleRun {
-	clusters, machines := layout(settings)
+	clusters, machines := layout(settings, providerNamespacePrefix)
 	return &scaleRun{
 		settings: settings, dir: dir, logf: logf, clusters: clusters, machines: machines,
 		obs: Observations{
 			Clusters: settings.Clusters, MachinesPerCluster: settings.MachinesPerCluster,
-			ManagerUser: managerUser, ManagerArgs: settings.ManagerArgs, ManagerBuild: sourceVersion(envtest.RepositoryRoot()),
+			ManagerUser: managerUser, BaselineUser: baselineUser, ManagerArgs: settings.ManagerArgs, ManagerBuild: sourceVersion(envtest.RepositoryRoot()),
 		},
 	}
 }
@@ -357,13 +357,50 @@ func (r *scaleRun) deleteAll(ctx context.Context) error {
 	return nil
 }
 
-// finish reads the manager's totals and the audit log and returns the figures.
-func (r *scaleRun) finish() (Figures, error) {
+// recordManagerTotals reads the manager's peak RSS and CPU time at the end of
+// its part of the run: the baseline's KubernetesMachines, which it watches
+// but skips, must not count.
+func (r *scaleRun) recordManagerTotals() error {
 	stats, err := r.manager.stats()
 	if err != nil {
-		return Figures{}, err
+		return err
 	}
 	r.obs.PeakRSSBytes, r.obs.CPUEnd = stats.PeakRSSBytes, stats.CPU
+	return nil
+}
+
+// measureBaseline measures the machine rate a plain client reaches making the
+// provider's writes (baseline.go), on objects of its own, then removes them.
+func (r *scaleRun) measureBaseline(ctx context.Context) error {
+	_, machines := layout(r.settings, baselineNamespacePrefix)
+	namespaces := make([]string, r.settings.Namespaces)
+	for i := range namespaces {
+		namespaces[i] = namespaceName(baselineNamespacePrefix, i)
+	}
+	b, err := newBaseline(r.env.config(baselineUser), r.env.scheme, namespaces, machines)
+	if err != nil {
+		return err
+	}
+	if err := b.stage(ctx, r.settings.CreateWorkers); err != nil {
+		return err
+	}
+	workers := r.settings.BaselineWorkers
+	apiServerStart, _ := r.serverCPU()
+	r.obs.Baseline.From = time.Now()
+	if err := b.provisionAll(ctx, workers); err != nil {
+		return err
+	}
+	r.obs.Baseline.To = time.Now()
+	apiServerEnd, _ := r.serverCPU()
+	r.obs.BaselineMachines, r.obs.BaselineWorkers, r.obs.BaselineAPIServerCPU = len(machines), workers, apiServerEnd-apiServerStart
+	r.logf("baseline: %d machines' writes made in %s by %d workers (%.1f machines/s)", len(machines),
+		r.obs.Baseline.Duration().Round(time.Millisecond), workers, PerSecond(float64(len(machines)), r.obs.Baseline.Duration()))
+	return b.cleanUp(ctx, r.settings.CreateWorkers)
+}
+
+// finish reads the audit log and returns the figures.
+func (r *scaleRun) finish() (Figures, error) {
+	var err error
 	if r.obs.Requests, err = ReadAuditLogFile(r.env.auditLog); err != nil {
 		return Figures{}, err
 	}

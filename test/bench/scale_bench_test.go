@@ -64,6 +64,8 @@ func BenchmarkScale(b *testing.B) {
 		{"provisioning", func() error { return run.provision(ctx) }},
 		{"steady state", func() error { return run.steady(ctx) }},
 		{"deletion", func() error { return run.deleteAll(ctx) }},
+		{"manager totals", run.recordManagerTotals},
+		{"baseline", func() error { return run.measureBaseline(ctx) }},
 	} {
 		b.Logf("phase: %s", phase.name)
 		if err := phase.run(); err != nil {
@@ -94,7 +96,10 @@ func report(b *testing.B, run *scaleRun, output string) {
 	b.ReportMetric(figures.RawPodCreatesPerSecond, "raw-creates/s")
 	b.ReportMetric(p.MachinesPerSecond, "machines/s")
 	b.ReportMetric(p.WritesPerMachine, "writes/machine")
+	b.ReportMetric(figures.Baseline.MachinesPerSecond, "baseline-machines/s")
 	b.ReportMetric(p.Utilisation, "utilisation")
+	b.ReportMetric(p.RatioToRawPodCreates, "ratio-to-raw-creates")
+	b.ReportMetric(p.ReconcilesPerMachine, "reconciles/machine")
 	b.ReportMetric(p.LatencyP50Seconds, "p50-s")
 	b.ReportMetric(p.LatencyP99Seconds, "p99-s")
 	b.ReportMetric(figures.Manager.PeakRSSMiB, "peak-RSS-MiB")

@@ -23,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/controller"
 )
 
 // Settings are the benchmark's sizes and timings; every one has a BENCH_*
@@ -53,9 +55,11 @@ type Settings struct {
 	ProvisionTimeout time.Duration
 	// DeleteTimeout bounds the deletion (BENCH_DELETE_TIMEOUT_SECONDS).
 	DeleteTimeout time.Duration
-	// Output is where the figures are written as JSON (BENCH_OUTPUT).
+	// Output is where the figures are written as JSON (BENCH_OUTPUT, a
+	// relative path under the repository root).
 	Output string
-	// Manager is the manager binary (BENCH_MANAGER).
+	// Manager is the manager binary (BENCH_MANAGER, a relative path under the
+	// repository root).
 	Manager string
 	// ProfileSeconds, when above zero, takes CPU profiles of the API server
 	// and the manager for that long from the start of provisioning
@@ -67,6 +71,9 @@ type Settings struct {
 	// ManagerArgs are extra manager flags, e.g. --kube-api-qps=200
 	// (BENCH_MANAGER_ARGS, split at spaces); they override the defaults.
 	ManagerArgs []string
+	// BaselineWorkers make the baseline's writes concurrently: as many as the
+	// manager reconciles KubernetesMachines at once (its --concurrency).
+	BaselineWorkers int
 }
 
 // Machines is the number of machines of the run.
@@ -115,13 +122,26 @@ func SettingsFromEnv(getenv func(string) string, root string) (Settings, error) 
 	s.EtcdNoFsync = noFsync > 0
 	s.Settle, s.Steady = time.Duration(settle)*time.Second, time.Duration(steady)*time.Second
 	s.ProvisionTimeout, s.DeleteTimeout = time.Duration(provision)*time.Second, time.Duration(deletion)*time.Second
+	var err error
+	if s.BaselineWorkers, err = ManagerConcurrency(s.ManagerArgs); err != nil {
+		return Settings{}, err
+	}
 	if value := getenv("BENCH_OUTPUT"); value != "" {
-		s.Output = value
+		s.Output = underRoot(root, value)
 	}
 	if value := getenv("BENCH_MANAGER"); value != "" {
-		s.Manager = value
+		s.Manager = underRoot(root, value)
 	}
 	return s, nil
+}
+
+// underRoot puts a relative path under the repository root: go test runs the
+// benchmark in test/bench, but make bench is run from the root.
+func underRoot(root, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(root, path)
 }
 
 // read sets the target from the variable, or to the fallback when it is unset.
@@ -140,4 +160,26 @@ func (i intSetting) read(getenv func(string) string) error {
 	}
 	*i.target = n
 	return nil
+}
+
+// ManagerConcurrency is how many objects of each kind the manager reconciles
+// at once when started with args: the last --concurrency among them, in
+// either of pflag's forms (--concurrency=20, --concurrency 20), or its default.
+func ManagerConcurrency(args []string) (int, error) {
+	concurrency := controller.DefaultConcurrency
+	for i, arg := range args {
+		value, found := strings.CutPrefix(arg, "--concurrency=")
+		if !found && arg == "--concurrency" && i+1 < len(args) {
+			value, found = args[i+1], true
+		}
+		if !found {
+			continue
+		}
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 {
+			return 0, fmt.Errorf("BENCH_MANAGER_ARGS: --concurrency %q is not a positive whole number", value)
+		}
+		concurrency = n
+	}
+	return concurrency, nil
 }

@@ -44,6 +44,9 @@ func TestSettingsDefaults(t *testing.T) {
 	if s.ProfileSeconds != 0 || s.EtcdNoFsync {
 		t.Errorf("profiling or etcd without fsync on by default: %+v", s)
 	}
+	if s.BaselineWorkers != 10 {
+		t.Errorf("baseline workers %d, want the manager's default concurrency 10", s.BaselineWorkers)
+	}
 }
 
 func TestSettingsFromVariables(t *testing.T) {
@@ -67,6 +70,51 @@ func TestSettingsFromVariables(t *testing.T) {
 	}
 	if !slices.Equal(s.ManagerArgs, []string{"--kube-api-qps=300", "--concurrency=20"}) {
 		t.Errorf("manager args %q", s.ManagerArgs)
+	}
+	if s.BaselineWorkers != 20 {
+		t.Errorf("baseline workers %d, want the manager's --concurrency=20", s.BaselineWorkers)
+	}
+}
+
+func TestBaselineWorkersFollowTheManagersConcurrency(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"default", nil, 10},
+		{"other flags only", []string{"--kube-api-qps=500", "--kube-api-burst=1000"}, 10},
+		{"with an equals sign", []string{"--concurrency=50"}, 50},
+		{"as two arguments", []string{"--concurrency", "30", "--kube-api-qps=500"}, 30},
+		{"the last one wins, as in pflag", []string{"--concurrency=5", "--concurrency=40"}, 40},
+		{"a longer flag of that prefix is another flag", []string{"--concurrency-x=3"}, 10},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ManagerConcurrency(c.args)
+			if err != nil || got != c.want {
+				t.Errorf("ManagerConcurrency(%q) = %d, %v; want %d", c.args, got, err, c.want)
+			}
+		})
+	}
+}
+
+func TestSettingsRejectABadManagerConcurrency(t *testing.T) {
+	for _, args := range []string{"--concurrency=0", "--concurrency=many"} {
+		_, err := SettingsFromEnv(env(map[string]string{"BENCH_MANAGER_ARGS": args}), "/repo")
+		if err == nil || !strings.Contains(err.Error(), "--concurrency") {
+			t.Errorf("BENCH_MANAGER_ARGS=%s: error %v, want one about --concurrency", args, err)
+		}
+	}
+}
+
+func TestRelativePathsAreUnderTheRepositoryRoot(t *testing.T) {
+	s, err := SettingsFromEnv(env(map[string]string{"BENCH_OUTPUT": "out/bench-results-300.json", "BENCH_MANAGER": "bin/manager-old"}), "/repo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Output != "/repo/out/bench-results-300.json" || s.Manager != "/repo/bin/manager-old" {
+		t.Errorf("output %q and manager %q, want both under /repo", s.Output, s.Manager)
 	}
 }
 

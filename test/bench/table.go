@@ -31,7 +31,7 @@ type row struct {
 }
 
 // PrintTable writes the figures as aligned tables: the main figures with their
-// targets, then the manager's requests per machine.
+// targets, then the requests per machine of the manager and of the baseline.
 func (f *Figures) PrintTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	out := &lineWriter{w: tw}
@@ -49,9 +49,10 @@ func (f *Figures) PrintTable(w io.Writer) error {
 	for _, r := range f.rows() {
 		out.printf("%s\t%s\t%s\n", r.figure, r.value, r.target)
 	}
-	out.printf("\nMANAGER REQUESTS PER MACHINE\tPROVISIONING\tDELETION\n")
-	for _, key := range requestKeys(f.Provisioning.RequestsPerMachine, f.Deletion.RequestsPerMachine) {
-		out.printf("%s\t%.2f\t%.2f\n", key, f.Provisioning.RequestsPerMachine[key], f.Deletion.RequestsPerMachine[key])
+	provisioning, deletion, baseline := f.Provisioning.RequestsPerMachine, f.Deletion.RequestsPerMachine, f.Baseline.RequestsPerMachine
+	out.printf("\nREQUESTS PER MACHINE\tMANAGER PROVISIONING\tMANAGER DELETION\tBASELINE\n")
+	for _, key := range requestKeys(provisioning, deletion, baseline) {
+		out.printf("%s\t%.2f\t%.2f\t%.2f\n", key, provisioning[key], deletion[key], baseline[key])
 	}
 	if len(f.SteadyState.Requests) > 0 {
 		out.printf("\nMANAGER REQUESTS IN THE STEADY STATE (%.0f s)\tCOUNT\t\n", f.SteadyState.Seconds)
@@ -84,14 +85,17 @@ func (f *Figures) rows() []row {
 	for _, t := range f.Targets {
 		target[t.Name] = t.String()
 	}
-	p, s, d := f.Provisioning, f.SteadyState, f.Deletion
+	p, s, d, b := f.Provisioning, f.SteadyState, f.Deletion, f.Baseline
 	return []row{
 		{"raw Pod creates/s (plain client, 32 workers)", fmt.Sprintf("%.1f", f.RawPodCreatesPerSecond), ""},
+		{fmt.Sprintf("baseline machines/s (plain client, %d workers)", b.Workers), fmt.Sprintf("%.2f", b.MachinesPerSecond), ""},
+		{"  baseline writes per machine", fmt.Sprintf("%.2f", b.WritesPerMachine), ""},
 		{"provisioning time (s)", fmt.Sprintf("%.1f", p.Seconds), ""},
 		{"machines provisioned/s", fmt.Sprintf("%.2f", p.MachinesPerSecond), ""},
+		{UtilisationTarget, fmt.Sprintf("%.2f", p.Utilisation), target[UtilisationTarget]},
+		{"ratio to raw Pod creates (machines/s x writes/machine)", fmt.Sprintf("%.2f", p.RatioToRawPodCreates), ""},
 		{"manager writes/s during provisioning", fmt.Sprintf("%.1f", p.ManagerWritesPerSecond), ""},
-		{"  ratio to raw Pod creates/s", fmt.Sprintf("%.2f", p.WriteRateRatio), ""},
-		{"utilisation of the raw create rate", fmt.Sprintf("%.2f", p.Utilisation), target["utilisation of the raw create rate"]},
+		{"  / raw Pod creates/s", fmt.Sprintf("%.2f", p.WriteRateRatio), ""},
 		{"latency bootstrap ready -> provisioned p50 (s)", fmt.Sprintf("%.2f", p.LatencyP50Seconds), ""},
 		{"latency bootstrap ready -> provisioned p99 (s)", fmt.Sprintf("%.2f", p.LatencyP99Seconds), ""},
 		{"latency bootstrap ready -> provisioned max (s)", fmt.Sprintf("%.2f", p.LatencyMaxSeconds), ""},
@@ -99,6 +103,7 @@ func (f *Figures) rows() []row {
 		{"API server CPU per machine (ms)", fmt.Sprintf("%.1f", p.APIServerCPUMillisPerMachine), ""},
 		{"  per manager write (ms)", fmt.Sprintf("%.2f", p.APIServerCPUMillisPerWrite), ""},
 		{"  per raw Pod create (ms)", fmt.Sprintf("%.2f", f.RawAPIServerCPUMillisPerCreate), ""},
+		{"  per baseline machine (ms)", fmt.Sprintf("%.1f", b.APIServerCPUMillisPerMachine), ""},
 		{"manager writes per machine", fmt.Sprintf("%.2f", p.WritesPerMachine), target["manager writes per machine"]},
 		{"  before: while waiting for the cluster", fmt.Sprintf("%.2f", p.StagingWritesPerMachine), ""},
 		{"manager reads per machine", fmt.Sprintf("%.2f", p.ReadsPerMachine), ""},
@@ -113,19 +118,20 @@ func (f *Figures) rows() []row {
 		{"manager writes per deleted machine", fmt.Sprintf("%.2f", d.WritesPerMachine), ""},
 		{"leftover node Pods / bootstrap Secrets / claims", fmt.Sprintf("%d / %d / %d", d.LeftoverPods, d.LeftoverSecrets, d.LeftoverClaims), "0 / 0 / 0"},
 		{"manager peak RSS (MiB)", fmt.Sprintf("%.1f", f.Manager.PeakRSSMiB), target["manager peak RSS (MiB)"]},
-		{"manager CPU, whole run (s)", fmt.Sprintf("%.1f", f.Manager.CPUSeconds), ""},
+		{"manager CPU, to the end of deletion (s)", fmt.Sprintf("%.1f", f.Manager.CPUSeconds), ""},
 	}
 }
 
-// requestKeys are the keys of both maps, grouped by class (writes first), then
-// by name.
-func requestKeys(a, b map[string]float64) []string {
-	keys := slices.Collect(maps.Keys(a))
-	for key := range b {
-		if _, ok := a[key]; !ok {
-			keys = append(keys, key)
+// requestKeys are the keys of all the maps, grouped by class (writes first),
+// then by name.
+func requestKeys(tallies ...map[string]float64) []string {
+	set := map[string]bool{}
+	for _, tally := range tallies {
+		for key := range tally {
+			set[key] = true
 		}
 	}
+	keys := slices.Collect(maps.Keys(set))
 	order := map[string]int{ClassWrite: 0, ClassRead: 1, ClassLease: 2, ClassAuth: 3}
 	slices.SortFunc(keys, func(x, y string) int {
 		if cx, cy := order[ClassOf(x)], order[ClassOf(y)]; cx != cy {

@@ -44,6 +44,16 @@ import (
 // rawNamespace holds the Pods of the raw create rate.
 const rawNamespace = "capk-bench-raw"
 
+// The namespaces of the provider's clusters and of the baseline's machines
+// are these prefixes and a number.
+const (
+	providerNamespacePrefix = "bench"
+	baselineNamespacePrefix = "baseline"
+)
+
+// namespaceName is the i-th namespace of a prefix.
+func namespaceName(prefix string, i int) string { return fmt.Sprintf("%s-%02d", prefix, i) }
+
 // parallel calls fn(0) to fn(n-1) from workers goroutines and returns the
 // errors (at most 10 of them).
 func parallel(n, workers int, fn func(i int) error) error {
@@ -150,13 +160,13 @@ func (m benchMachine) key() client.ObjectKey {
 	return client.ObjectKey{Namespace: m.cluster.namespace, Name: m.name}
 }
 
-// layout spreads the clusters over the namespaces and lists every cluster's
-// machines: first the control-plane machine of every cluster, then the
-// workers, as Cluster API creates them.
-func layout(s Settings) ([]benchCluster, []benchMachine) {
+// layout spreads the clusters over the namespaces of prefix and lists every
+// cluster's machines: first the control-plane machine of every cluster, then
+// the workers, as Cluster API creates them.
+func layout(s Settings, prefix string) ([]benchCluster, []benchMachine) {
 	clusters := make([]benchCluster, s.Clusters)
 	for i := range clusters {
-		clusters[i] = benchCluster{namespace: fmt.Sprintf("bench-%02d", i%s.Namespaces), name: fmt.Sprintf("cluster-%03d", i)}
+		clusters[i] = benchCluster{namespace: namespaceName(prefix, i%s.Namespaces), name: fmt.Sprintf("cluster-%03d", i)}
 	}
 	var machines []benchMachine
 	for j := range s.MachinesPerCluster {
@@ -176,7 +186,7 @@ func layout(s Settings) ([]benchCluster, []benchMachine) {
 // Cluster's infrastructure provisioned, as Cluster API's Cluster controller would.
 func setUpClusters(ctx context.Context, c client.Client, s Settings, clusters []benchCluster) error {
 	for i := range s.Namespaces {
-		if err := createNamespace(ctx, c, fmt.Sprintf("bench-%02d", i)); err != nil {
+		if err := createNamespace(ctx, c, namespaceName(providerNamespacePrefix, i)); err != nil {
 			return err
 		}
 	}
@@ -247,14 +257,20 @@ func createMachine(ctx context.Context, c client.Client, m benchMachine) error {
 	_, _, err := envtest.CreateMachine(ctx, c, cluster, m.name, envtest.MachineOptions{
 		ControlPlane:  m.controlPlane,
 		BootstrapData: BootstrapData(m.cluster.namespace, m.cluster.name, m.controlPlane),
-		Spec: infrav1.KubernetesMachineSpec{
-			Image: "kindest/node:" + envtest.MachineVersion,
-			Resources: infrav1.NodeResources{Requests: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi"),
-			}},
-		},
+		Spec:          machineSpec(),
 	})
 	return err
+}
+
+// machineSpec is the spec of every KubernetesMachine of the benchmark, the
+// provider's and the baseline's.
+func machineSpec() infrav1.KubernetesMachineSpec {
+	return infrav1.KubernetesMachineSpec{
+		Image: "kindest/node:" + envtest.MachineVersion,
+		Resources: infrav1.NodeResources{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi"),
+		}},
+	}
 }
 
 // deleteMachine deletes the machine's KubernetesMachine, Machine and bootstrap

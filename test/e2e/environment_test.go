@@ -149,13 +149,13 @@ func readSettings(path string) (map[string]string, error) {
 
 // command runs a tool of the environment with the management kubeconfig and
 // a HOME of its own, and returns its stdout; stderr goes to the test log.
-func (e *environment) command(ctx context.Context, t *testing.T, extraEnv []string, name string, args ...string) (string, error) {
+func (e *environment) command(ctx context.Context, t testing.TB, extraEnv []string, name string, args ...string) (string, error) {
 	t.Helper()
 	return run(t, e.commandWithInput(ctx, t, nil, extraEnv, name, args...))
 }
 
 // commandWithInput is command's exec.Cmd, reading stdin from input.
-func (e *environment) commandWithInput(ctx context.Context, t *testing.T, input io.Reader, extraEnv []string,
+func (e *environment) commandWithInput(ctx context.Context, t testing.TB, input io.Reader, extraEnv []string,
 	name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, e.settings[name], args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.settings["KUBECONFIG"], "HOME="+t.TempDir())
@@ -165,7 +165,7 @@ func (e *environment) commandWithInput(ctx context.Context, t *testing.T, input 
 }
 
 // run runs cmd and returns its stdout; its stderr and duration go to the test log.
-func run(t *testing.T, cmd *exec.Cmd) (string, error) {
+func run(t testing.TB, cmd *exec.Cmd) (string, error) {
 	t.Helper()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -44,7 +44,7 @@ func createAll(ctx context.Context, g Gomega, c client.Client, objects []*unstru
 
 // newNamespace creates a namespace for one test; the namespace allows
 // privileged Pods, which node Pods are.
-func newNamespace(ctx context.Context, t *testing.T, g Gomega) string {
+func newNamespace(ctx context.Context, t testing.TB, g Gomega) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		Name:   "e2e-" + rand.String(5),
@@ -65,13 +65,9 @@ const podnetCommand = "command: [/usr/local/bin/podnet]"
 // routed directly, and the VXLAN path that node Pods on different hosting
 // nodes take would go untested. Cluster API's specs run the default.
 func installPodnet(ctx context.Context, g Gomega, namespace string) {
-	manifest, err := os.ReadFile(env.settings["PODNET_MANIFEST"])
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(strings.Count(string(manifest), podnetCommand)).To(Equal(1), "podnet's manifest changed its command")
-	tunnelled := strings.Replace(string(manifest), podnetCommand, "command: [/usr/local/bin/podnet, -encap=always]", 1)
 	configMap := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "podnet", Namespace: namespace},
-		Data:       map[string]string{"podnet.yaml": tunnelled},
+		Data:       map[string]string{"podnet.yaml": tunnelledPodnet(g)},
 	}
 	g.Expect(env.client.Create(ctx, configMap)).To(Succeed())
 	data, err := os.ReadFile(filepath.Join(filepath.Dir(env.settings["PODNET_MANIFEST"]), "clusterresourceset.yaml"))
@@ -82,4 +78,12 @@ func installPodnet(ctx context.Context, g Gomega, namespace string) {
 		obj.SetNamespace(namespace)
 	}
 	createAll(ctx, g, env.client, crs)
+}
+
+// tunnelledPodnet is podnet's manifest with every peer tunnelled.
+func tunnelledPodnet(g Gomega) string {
+	manifest, err := os.ReadFile(env.settings["PODNET_MANIFEST"])
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(strings.Count(string(manifest), podnetCommand)).To(Equal(1), "podnet's manifest changed its command")
+	return strings.Replace(string(manifest), podnetCommand, "command: [/usr/local/bin/podnet, -encap=always]", 1)
 }

@@ -21,6 +21,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +32,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
 )
 
 // The workload image is podnet's: the only preloaded image with a Debian
@@ -163,4 +166,34 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// backendScript prints the node's iptables backend (what kind's entrypoint
+// chose for the node's own iptables) and how many rules kube-proxy's
+// KUBE-SERVICES chain has in each backend.
+const backendScript = `iptables -V | sed -n 's/.*(\(legacy\|nf_tables\)).*/node \1/p'
+for b in legacy nft; do echo "$b $(iptables-$b-save -t nat 2>/dev/null | grep -c '^-A KUBE-SERVICES ')"; done`
+
+// expectOneIptablesBackend checks, in every node Pod of w, that kube-proxy
+// wrote its Service rules to the backend the node uses and none to the other:
+// the preloaded kube-proxy image must follow the node, as upstream's does.
+func expectOneIptablesBackend(ctx context.Context, t *testing.T, g Gomega, w *workloadCluster) {
+	for _, pod := range w.nodePods(ctx, g) {
+		out, err := env.command(ctx, t, nil, "KUBECTL", "exec", "--namespace", pod.Namespace, pod.Name,
+			"--container", nodepod.NodeContainerName, "--", "bash", "-c", backendScript)
+		g.Expect(err).NotTo(HaveOccurred())
+		t.Logf("node Pod %s, iptables backend and KUBE-SERVICES rules in each:\n%s", pod.Name, out)
+		counts := map[string]string{}
+		for line := range strings.Lines(out) {
+			if key, value, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+				counts[key] = value
+			}
+		}
+		node := map[string]string{"legacy": "legacy", "nf_tables": "nft"}[counts["node"]]
+		g.Expect(node).NotTo(BeEmpty(), "node Pod %s: no iptables backend in %q", pod.Name, out)
+		other := map[string]string{"legacy": "nft", "nft": "legacy"}[node]
+		g.Expect(counts[node]).NotTo(Or(BeEmpty(), Equal("0")),
+			"node Pod %s uses %s, which has no KUBE-SERVICES rules: %q", pod.Name, node, out)
+		g.Expect(counts[other]).To(Equal("0"), "node Pod %s: kube-proxy wrote rules to %s: %q", pod.Name, other, out)
+	}
 }

@@ -52,15 +52,15 @@ type workloadCluster struct {
 }
 
 // createCluster generates a cluster with clusterctl from the provider's
-// default template (1 control-plane machine), at the environment's Kubernetes
+// default template, at the environment's Kubernetes
 // version and node image, labels it for podnet and creates it on the
 // management cluster.
-func createCluster(ctx context.Context, t *testing.T, g Gomega, namespace, name string, workers int) *workloadCluster {
+func createCluster(ctx context.Context, t testing.TB, g Gomega, namespace, name string, controlPlanes, workers int) *workloadCluster {
 	t.Helper()
 	args := []string{"generate", "cluster", name, "--config", env.settings["CLUSTERCTL_CONFIG"],
 		"--infrastructure", "kubernetes", "--target-namespace", namespace,
 		"--kubernetes-version", env.settings["KUBERNETES_VERSION"],
-		"--control-plane-machine-count", "1", "--worker-machine-count", strconv.Itoa(workers)}
+		"--control-plane-machine-count", strconv.Itoa(controlPlanes), "--worker-machine-count", strconv.Itoa(workers)}
 	// The hosting node has 2 cores, and Cluster API's controllers request some:
 	// small CPU requests let both clusters' node Pods and a replacement fit
 	// (they are requests, not limits).
@@ -85,15 +85,11 @@ func createCluster(ctx context.Context, t *testing.T, g Gomega, namespace, name 
 
 // waitAvailable waits for the Cluster's Available condition and connects to
 // the workload API with the kubeconfig Cluster API wrote.
-func (w *workloadCluster) waitAvailable(ctx context.Context, t *testing.T, g Gomega, timeout time.Duration) {
+func (w *workloadCluster) waitAvailable(ctx context.Context, t testing.TB, g Gomega, timeout time.Duration) {
 	t.Helper()
 	start := time.Now()
-	g.Eventually(func(g Gomega) {
-		cluster := &clusterv1.Cluster{}
-		g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, cluster)).To(Succeed())
-		g.Expect(meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1.AvailableCondition)).To(BeTrue(),
-			"Cluster conditions: %s", conditionSummary(cluster.Status.Conditions))
-	}).WithContext(ctx).WithTimeout(timeout).WithPolling(5 * time.Second).Should(Succeed())
+	_, why := w.availableWithin(ctx, timeout)
+	g.Expect(why).To(BeEmpty(), "Cluster %s/%s not Available within %s", w.namespace, w.name, timeout)
 	t.Logf("cluster %s/%s Available after %s", w.namespace, w.name, time.Since(start).Round(time.Second))
 
 	secret := &corev1.Secret{}
@@ -103,6 +99,34 @@ func (w *workloadCluster) waitAvailable(ctx context.Context, t *testing.T, g Gom
 	g.Expect(err).NotTo(HaveOccurred())
 	w.clients, err = kubernetes.NewForConfig(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
+}
+
+// availableWithin polls the Cluster every 5 s until its Available condition
+// is True and returns how long that took from the Cluster's creation; or,
+// when timeout passes first, why it is not Available (its conditions, or the
+// error reading it).
+func (w *workloadCluster) availableWithin(ctx context.Context, timeout time.Duration) (time.Duration, string) {
+	var why string
+	cluster := &clusterv1.Cluster{}
+	deadline := time.After(timeout)
+	for {
+		err := env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, cluster)
+		switch available := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.AvailableCondition); {
+		case err != nil:
+			why = err.Error()
+		case available != nil && available.Status == metav1.ConditionTrue:
+			return available.LastTransitionTime.Sub(cluster.CreationTimestamp.Time), ""
+		default:
+			why = "Cluster conditions: " + conditionSummary(cluster.Status.Conditions)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, why + " (" + ctx.Err().Error() + ")"
+		case <-deadline:
+			return 0, why
+		case <-time.After(5 * time.Second):
+		}
+	}
 }
 
 // machines lists the cluster's Machines.
@@ -136,28 +160,11 @@ func (w *workloadCluster) expectNodesReady(ctx context.Context, g Gomega, want i
 	}
 }
 
-// expectTimeline runs the environment's timeline program
-// (test/infra/cmd/timeline) on the cluster, logs its table, keeps its JSON and
+// expectTimeline runs the timeline program on the cluster, keeps its JSON and
 // SVG chart under out/e2e/, and checks that it found every machine's node Pod
 // boot and Node Ready, after its Machine was created.
 func (w *workloadCluster) expectTimeline(ctx context.Context, t *testing.T, g Gomega, machines int) {
-	out := filepath.Join("..", "..", "out", "e2e")
-	g.Expect(os.MkdirAll(out, 0o755)).To(Succeed())
-	jsonPath := filepath.Join(out, w.name+"-timeline.json")
-	cmd := exec.CommandContext(ctx, env.settings["TIMELINE"], "-kubeconfig", env.settings["KUBECONFIG"], //nolint:gosec // the environment's own program
-		"-namespace", w.namespace, "-cluster", w.name, "-json", jsonPath, "-svg", filepath.Join(out, w.name+"-timeline.svg"))
-	table, err := cmd.CombinedOutput()
-	g.Expect(err).NotTo(HaveOccurred(), "timeline: %s", table)
-	t.Logf("where the time to Available went:\n%s", table)
-	data, err := os.ReadFile(jsonPath) //nolint:gosec // written just above
-	g.Expect(err).NotTo(HaveOccurred())
-	var timeline struct {
-		Rows []struct {
-			Role   string
-			Events []struct{ Milestone string }
-		}
-	}
-	g.Expect(json.Unmarshal(data, &timeline)).To(Succeed())
+	timeline, table := runTimeline(ctx, t, g, filepath.Join("..", "..", "out", "e2e"), w.name, w.namespace, w.name, false)
 	var found int
 	for _, row := range timeline.Rows {
 		if row.Role == "cluster" {
@@ -172,6 +179,44 @@ func (w *workloadCluster) expectTimeline(ctx context.Context, t *testing.T, g Go
 			"bootstrap began", "bootstrap ended", "node ready"), "a machine's timeline: %s", table)
 	}
 	g.Expect(found).To(Equal(machines), "machines in the timeline: %s", table)
+}
+
+// runTimeline runs the environment's timeline program
+// (test/infra/cmd/timeline) on a cluster, or with floor on a floor run of
+// make bench-nodes, logs its table, keeps its JSON and SVG chart as
+// <out>/<file>-timeline.json and .svg, and returns the JSON read back and the table.
+func runTimeline(ctx context.Context, t testing.TB, g Gomega, out, file, namespace, cluster string, floor bool) (timelineReport, string) {
+	g.Expect(os.MkdirAll(out, 0o755)).To(Succeed())
+	jsonPath := filepath.Join(out, file+"-timeline.json")
+	args := []string{"-kubeconfig", env.settings["KUBECONFIG"], "-namespace", namespace, "-cluster", cluster,
+		"-json", jsonPath, "-svg", filepath.Join(out, file+"-timeline.svg")}
+	if floor {
+		args = append(args, "-floor")
+	}
+	table, err := exec.CommandContext(ctx, env.settings["TIMELINE"], args...).CombinedOutput() //nolint:gosec // the environment's own program
+	g.Expect(err).NotTo(HaveOccurred(), "timeline: %s", table)
+	t.Logf("where the time went (%s/%s):\n%s", namespace, cluster, table)
+	data, err := os.ReadFile(jsonPath) //nolint:gosec // written just above
+	g.Expect(err).NotTo(HaveOccurred())
+	var report timelineReport
+	g.Expect(json.Unmarshal(data, &report)).To(Succeed())
+	return report, string(table)
+}
+
+// timelineReport is the part of the timeline program's JSON the tests read.
+type timelineReport struct {
+	Rows []struct {
+		Role   string `json:"role"`
+		Events []struct {
+			Milestone string        `json:"milestone"`
+			Offset    time.Duration `json:"offsetNanoseconds"`
+		} `json:"events"`
+		Spans []struct {
+			Phase string        `json:"phase"`
+			Start time.Duration `json:"startNanoseconds"`
+			End   time.Duration `json:"endNanoseconds"`
+		} `json:"spans"`
+	} `json:"rows"`
 }
 
 // hostingObjects counts the node Pods and bootstrap Secrets of the cluster on
