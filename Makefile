@@ -86,6 +86,10 @@ test-e2e: release-manifests ## Run the end-to-end tests (root): local hosting cl
 	@# test/infra/env.sh (called by the tests) builds and caches everything else.
 	go test -tags e2e ./test/e2e/... -count=1 -v -timeout 80m $(TEST_ARGS)
 
+.PHONY: test-e2e-rolling-drain
+test-e2e-rolling-drain: release-manifests ## Run the zones test (root) with a rolling drain of all three hosting nodes (make test-e2e drains one).
+	CAPK_E2E_ROLLING_DRAIN=1 go test -tags e2e ./test/e2e/... -count=1 -v -timeout 80m -run TestHostingZones $(TEST_ARGS)
+
 .PHONY: test-capi-e2e
 test-capi-e2e: release-manifests $(KUSTOMIZE) ## Run Cluster API's own e2e specs (root) against the provider on the local environment (reused when it runs).
 	KUSTOMIZE=$(KUSTOMIZE) test/capi-e2e/run.sh
@@ -118,6 +122,14 @@ bench: build ## Scale benchmark (not part of make test): 1,000 machines across 1
 	@# Sizes and timings: BENCH_CLUSTERS, BENCH_MACHINES_PER_CLUSTER, BENCH_STEADY_SECONDS, BENCH_MANAGER_ARGS,
 	@# BENCH_OUTPUT and more (docs/performance.md); BENCH_ARGS adds go test flags.
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh etcd kube-apiserver)" go test -tags bench ./test/bench -run '^$$' -bench BenchmarkScale -benchtime 1x -timeout 60m -v $(BENCH_ARGS)
+
+.PHONY: bench-nodes
+bench-nodes: release-manifests ## Time to a working cluster against its floor (root, the e2e environment; not part of make test): out/bench-nodes/
+	go test -tags e2e ./test/e2e -run '^$$' -bench BenchmarkNodeFloor -benchtime 1x -count=1 -v -timeout 60m $(TEST_ARGS)
+
+.PHONY: bench-density
+bench-density: release-manifests ## Clusters per hosting node (root, the e2e environment; not part of make test): out/bench-density/; BENCH_DENSITY_MAX caps the clusters (12)
+	go test -tags e2e ./test/e2e -run '^$$' -bench BenchmarkDensity -benchtime 1x -count=1 -v -timeout 120m $(TEST_ARGS)
 
 .PHONY: test-clusterctl
 test-clusterctl: release-manifests ## Run only the clusterctl tests (generate every flavor, apply to a real API server).
