@@ -54,6 +54,7 @@ func TestMain(m *testing.M) {
 	hosting.HealthCheckInterval = time.Second
 	hosting.CacheSyncTimeout = 5 * time.Second
 	hosting.RequestTimeout = 2 * time.Second
+	envtest.SetLogOutput(testLogs) // before the hosting API server starts: see SetLogOutput
 	envtest.RunMain(m, run)
 }
 

@@ -31,6 +31,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -197,6 +198,13 @@ func (e *Environment) startManager(opts Options) error {
 	return waitForTLS(ctx, address)
 }
 
+// SetLogOutput sets what Start's LogOutput sets, for a test binary that uses
+// controller-runtime before Start (a second API server, say): call it first.
+// controller-runtime discards every log for good once it was used without a
+// logger for 30 seconds, which a loaded machine reaches while starting an
+// API server.
+func SetLogOutput(output io.Writer) { setLogger(output) }
+
 // setLogger sends controller logs to output, up to verbosity 7, and to
 // stderr when CAPK_TEST_LOG is set; nowhere otherwise.
 func setLogger(output io.Writer) {
@@ -276,9 +284,15 @@ func waitForTLS(ctx context.Context, address string) error {
 	})
 }
 
-// Stop stops the manager, then the API server and etcd.
+// Stop stops the manager, then the API server and etcd. When the manager's
+// runnables outlive its grace period, the goroutines still running are
+// written to standard error: one of them is the runnable that did not end.
 func (e *Environment) Stop() error {
 	e.cancel()
 	managerErr := <-e.done
+	if managerErr != nil {
+		fmt.Fprintf(os.Stderr, "envtest: the manager stopped with %v; its goroutines:\n", managerErr)
+		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+	}
 	return errors.Join(managerErr, e.env.Stop())
 }
