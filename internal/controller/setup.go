@@ -22,6 +22,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -41,6 +42,16 @@ const RecorderName = "kubernetes-provider"
 // DefaultConcurrency is the manager's default number of objects of each kind
 // reconciled at once (its --concurrency).
 const DefaultConcurrency = 10
+
+// usePriorityQueue is off: controller-runtime v0.24.1's priority queue (its
+// default) can deadlock when the manager stops, if an item becomes ready
+// while the workers leave (kubernetes-sigs/controller-runtime#3538, fixed in
+// v0.25, which needs the Kubernetes v0.37 libraries that Cluster API v1.14
+// does not take). The manager then waits out its whole grace period and
+// exits with an error, on every rollout of the provider; the controller
+// suite's shutdown hung so in one run of six. The classic rate-limited queue
+// stops at once.
+const usePriorityQueue = false
 
 // Options configures Setup.
 type Options struct {
@@ -63,6 +74,7 @@ type Options struct {
 // Setup registers the hosting cluster registry, both reconcilers and the CRD
 // migrator with mgr.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	opts.Reconcile.UsePriorityQueue = ptr.To(usePriorityQueue)
 	registry := hosting.NewRegistry(mgr, opts.HostingQPS, opts.HostingBurst)
 	if err := mgr.Add(registry); err != nil {
 		return err
@@ -81,7 +93,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("setting up the KubernetesMachine controller: %w", err)
 	}
 	// One at a time: a migration rewrites every object of a kind.
-	migration := controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Reconcile.SkipNameValidation}
+	migration := controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: opts.Reconcile.SkipNameValidation,
+		UsePriorityQueue: opts.Reconcile.UsePriorityQueue}
 	if err := NewCRDMigrator(mgr.GetClient(), mgr.GetAPIReader(), opts.SkipCRDMigrationPhases).
 		SetupWithManager(ctx, mgr, migration); err != nil {
 		return fmt.Errorf("setting up the CRD migrator: %w", err)
