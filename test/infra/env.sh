@@ -6,8 +6,10 @@
 # provider installed by `clusterctl init` from a local repository, running as
 # Pods in that cluster, which is also the management cluster.
 #
-# usage: test/infra/env.sh up|down|status|build
+# usage: test/infra/env.sh up|down|status|build|vm-node
 #   build: only build (or find in the cache) what `up` needs, and start nothing
+#   vm-node: join the cgroup v2 hosting node to the environment that is up
+#            (hosting/vm/node.sh, a VM; make test-e2e-cgroupv2)
 #
 # Environment (defaults in brackets), besides those of hosting-cluster.sh:
 #   CAPK_CACHE                cache root for everything built [~/.cache/capk]
@@ -17,6 +19,8 @@
 #                             request none (see request_controller_cpu) [50m]
 #   CAPK_HOSTING_EXTRA_NODES  hosting nodes besides the first (hosting/nodes.sh): the
 #                             tests' hosting cluster has three, in zones a, b and c [2]
+#   CAPK_HOSTING_VM_NODE      1: `up` issues the cgroup v2 node's identity, so that
+#                             `vm-node` can join it later [1]
 #
 # `up` writes $CAPK_HOSTING_STATE/e2e.env (KUBECONFIG, CLUSTERCTL, CLUSTERCTL_CONFIG,
 # MANAGEMENT_IMAGES, KUBECTL, KUBERNETES_VERSION, KUBERNETES_NODE_IMAGE,
@@ -29,7 +33,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 state=${CAPK_HOSTING_STATE:-/var/lib/capk-hosting}
 export GOTOOLCHAIN=local
-export CAPK_HOSTING_EXTRA_NODES=${CAPK_HOSTING_EXTRA_NODES:-2}
+export CAPK_HOSTING_EXTRA_NODES=${CAPK_HOSTING_EXTRA_NODES:-2} CAPK_HOSTING_VM_NODE=${CAPK_HOSTING_VM_NODE:-1}
 
 log() { printf '[%s] env: %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -165,6 +169,7 @@ CLUSTERCTL_CONFIG=$MANAGEMENT/repository/clusterctl.yaml
 MANAGEMENT_IMAGES=$MANAGEMENT/images
 KUBERNETES_VERSION=$KUBERNETES_VERSION
 KUBERNETES_NODE_IMAGE=$KUBERNETES_NODE_IMAGE
+NODE_IMAGE_TAR=$NODE_IMAGE_TAR
 KUBERNETES_PREVIOUS_VERSION=$KUBERNETES_PREVIOUS_VERSION
 KUBERNETES_PREVIOUS_NODE_IMAGE=$KUBERNETES_PREVIOUS_NODE_IMAGE
 TIMELINE=$TOOLS/timeline
@@ -189,10 +194,22 @@ down() {
   "$here/hosting/hosting-cluster.sh" down
 }
 
+# vm_node joins the cgroup v2 hosting node with the node image unpacked on its
+# disk; the management images stay off it (its taint keeps their Pods away).
+vm_node() {
+  [ -f "$state/e2e.env" ] || die "no environment: run $0 up first"
+  local tar
+  # shellcheck disable=SC1091
+  tar=$(source "$state/e2e.env" && echo "${NODE_IMAGE_TAR:-}")
+  [ -n "$tar" ] || die "$state/e2e.env names no NODE_IMAGE_TAR: bring the environment up again"
+  "$here/hosting/vm/node.sh" up "$tar"
+}
+
 case "${1:-}" in
 build) build ;;
 up) up ;;
 down) down ;;
 status) "$here/hosting/hosting-cluster.sh" status ;;
-*) echo "usage: $0 up|down|status|build" >&2; exit 2 ;;
+vm-node) vm_node ;;
+*) echo "usage: $0 up|down|status|build|vm-node" >&2; exit 2 ;;
 esac

@@ -29,6 +29,7 @@
 #   CAPK_HOSTING_TIMEOUT       seconds `up` waits for each step [180]
 #   CAPK_HOSTING_STOP_GRACE    seconds a container gets to stop on `down` [10]
 #   CAPK_HOSTING_EXTRA_NODES   hosting nodes besides the first, in zones b, c, ... (nodes.sh) [0]
+#   CAPK_HOSTING_VM_NODE       1: the identity of a cgroup v2 node that vm/node.sh joins (nodes.sh) [0]
 #
 # `up` leaves the admin kubeconfig at $CAPK_HOSTING_STATE/kubeconfig. `down`
 # removes everything `up` created except Debian packages; those are listed in
@@ -85,7 +86,7 @@ configure() {
 save_env() {
   local v
   for v in NODE_NAME BRIDGE NODE_IP POD_BRIDGE CLUSTER_CIDR SERVICE_CIDR SERVICE_IP API_PORT PORT_BASE CGROUP \
-    TIMEOUT STOP_GRACE BIN TOOLS PAUSE_IMAGE NETPOL NETPOL_QUEUE NETPOL_V EXTRA_ZONES; do
+    TIMEOUT STOP_GRACE BIN TOOLS PAUSE_IMAGE NETPOL NETPOL_QUEUE NETPOL_V EXTRA_ZONES VM_NODE; do
     printf '%s=%q\n' "$v" "${!v}"
   done >"$S/env"
 }
@@ -735,6 +736,7 @@ is_daemon() {
   case "$exe" in
   "$BIN/kubectl") return 1 ;;
   "$BIN"/* | "${NETPOL:-/nonexistent}" | "${TOOLS:-/nonexistent}/podnet" | */containerd | */containerd-shim* | */runc) return 0 ;;
+  */qemu-system-*) return 0 ;; # the cgroup v2 node's VM (vm/node.sh); its tap goes with it
   esac
   return 1
 }

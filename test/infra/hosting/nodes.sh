@@ -13,6 +13,8 @@
 #
 # Environment:
 #   CAPK_HOSTING_EXTRA_NODES   how many hosting nodes besides the first [0]
+#   CAPK_HOSTING_VM_NODE       1: also issue the identity of the cgroup v2
+#                              node, a VM that vm/node.sh joins after `up` [0]
 
 # extra_nodes_configure lists the extra nodes' zones in EXTRA_ZONES.
 extra_nodes_configure() {
@@ -21,6 +23,15 @@ extra_nodes_configure() {
     die "CAPK_HOSTING_EXTRA_NODES=$count: give a number from 0 to ${#zones[@]}"
   EXTRA_ZONES=""
   for ((i = 0; i < count; i++)); do EXTRA_ZONES+="${EXTRA_ZONES:+ }${zones[i]}"; done
+  VM_NODE=${CAPK_HOSTING_VM_NODE:-0}
+  [[ "$VM_NODE" =~ ^[01]$ ]] || die "CAPK_HOSTING_VM_NODE=$VM_NODE: give 0 or 1"
+}
+
+# use_vm_node sets VM_NAME and VM_IP, the cgroup v2 node's Node name and
+# address on $BRIDGE (vm/node.sh): the first node's address plus 10, above
+# the extra nodes'.
+use_vm_node() {
+  VM_NAME=$NODE_NAME-v2 VM_IP=${NODE_IP%.*}.$((${NODE_IP##*.} + 10))
 }
 
 # use_extra_node sets N_* (see use_node) for the node of zone $1: the i-th
@@ -44,6 +55,10 @@ pki_nodes() {
     use_extra_node "$zone"
     out+="${out:+,}$N_NAME=$N_IP"
   done
+  if [ "$VM_NODE" = 1 ]; then
+    use_vm_node
+    out+="${out:+,}$VM_NAME=$VM_IP"
+  fi
   echo "$out"
 }
 

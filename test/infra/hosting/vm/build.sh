@@ -50,12 +50,30 @@ ensure_tools() {
 }
 
 # configure makes the tree a bootable node: no password prompts, the serial
-# console, the root file system, cgroup v2's controllers for the kubelet, and
-# the boot report (report.sh) that smoke.sh reads from the console.
+# console, the root file system, cgroup v2's controllers for the kubelet, the
+# boot report (report.sh) that smoke.sh reads from the console, and the join:
+# node.sh hands the node its programs, images and identity on a second disk
+# (label capk-node, mounted at /var/lib/capk) whose start.sh a unit runs.
 configure() {
   local r=$1
   echo "capk-vm" >"$r/etc/hostname"
   printf '/dev/vda / ext4 defaults 0 1\n' >"$r/etc/fstab"
+  printf 'LABEL=capk-node /var/lib/capk ext4 defaults,nofail,x-systemd.device-timeout=20s 0 2\n' >>"$r/etc/fstab"
+  mkdir -p "$r/var/lib/capk"
+  cat >"$r/etc/systemd/system/capk-node.service" <<'EOF'
+[Unit]
+Description=Join the hosting cluster with the programs of the node disk
+ConditionPathExists=/var/lib/capk/start.sh
+RequiresMountsFor=/var/lib/capk
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/var/lib/capk/start.sh
+StandardOutput=journal+console
+StandardError=journal+console
+[Install]
+WantedBy=multi-user.target
+EOF
   : >"$r/etc/machine-id"
   # Nothing of the node leaves the machine: no resolver, no default route.
   : >"$r/etc/resolv.conf"
@@ -71,7 +89,7 @@ StandardOutput=journal+console
 [Install]
 WantedBy=multi-user.target
 EOF
-  systemctl --root="$r" enable capk-vm-report.service serial-getty@ttyS0.service >/dev/null 2>&1
+  systemctl --root="$r" enable capk-vm-report.service capk-node.service serial-getty@ttyS0.service >/dev/null 2>&1
   # A root login on the console, for a person debugging the node (no network).
   chroot "$r" passwd -d root >/dev/null
 }
