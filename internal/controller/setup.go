@@ -47,10 +47,10 @@ const DefaultConcurrency = 10
 // default) can deadlock when the manager stops, if an item becomes ready
 // while the workers leave (kubernetes-sigs/controller-runtime#3538, fixed in
 // v0.25, which needs the Kubernetes v0.37 libraries that Cluster API v1.14
-// does not take). The manager then waits out its whole grace period and
-// exits with an error, on every rollout of the provider; the controller
-// suite's shutdown hung so in one run of six. The classic rate-limited queue
-// stops at once.
+// does not take). When it does, the manager waits out its whole grace period
+// and exits with an error; the controller suite's shutdown hung so in one
+// run of six on a loaded machine. The classic rate-limited queue has no such
+// race.
 const usePriorityQueue = false
 
 // Options configures Setup.

@@ -9,7 +9,7 @@
 # usage: test/infra/env.sh up|down|status|build|vm-node
 #   build: only build (or find in the cache) what `up` needs, and start nothing
 #   vm-node: join the cgroup v2 hosting node to the environment that is up
-#            (hosting/vm/node.sh, a VM; make test-e2e-cgroupv2)
+#            (hosting/vm/node.sh, a VM under qemu's software CPU)
 #
 # Environment (defaults in brackets), besides those of hosting-cluster.sh:
 #   CAPK_CACHE                cache root for everything built [~/.cache/capk]
