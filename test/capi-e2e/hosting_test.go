@@ -56,8 +56,11 @@ type leftoverCheckingClient struct {
 }
 
 func (c leftoverCheckingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	if _, ok := obj.(*clusterv1.Cluster); ok && c.beforeClusterDelete != nil {
-		c.beforeClusterDelete()
+	if cluster, ok := obj.(*clusterv1.Cluster); ok {
+		recordMachinesOfFailedSpec(ctx, c.Client, cluster)
+		if c.beforeClusterDelete != nil {
+			c.beforeClusterDelete()
+		}
 	}
 	if _, ok := obj.(*corev1.Namespace); ok {
 		By("Checking that nothing of namespace " + obj.GetName() + "'s clusters is left on the hosting cluster")

@@ -21,12 +21,12 @@ package capie2e
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 	corev1 "k8s.io/api/core/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
@@ -37,13 +37,15 @@ import (
 var controllerRestarts []string
 
 // The summary, after every process has finished: one line per spec that ran,
-// with its state and time (and, for a failure, where and why, shortened), the
+// with its state and time (the failures last: where and why, shortened, and
+// the Machines of each Cluster the failed spec deleted, as they were), the
 // management cluster's containers that restarted while the specs ran, and a
 // last line "N passed, N failed". A setup node that failed (the suite's
 // BeforeSuite, say) counts as a failure. CI keeps only the end of a failed
 // run's output, so what explains a failure is printed here, last.
 var _ = ReportAfterSuite("summary", func(report Report) {
 	passed, failed := 0, 0
+	var failures []string // printed after the passed specs, nearer the end
 	for _, spec := range report.SpecReports {
 		ranSpec := spec.LeafNodeType == types.NodeTypeIt && !spec.State.Is(types.SpecStateSkipped|types.SpecStatePending)
 		if !ranSpec && !spec.State.Is(types.SpecStateFailureStates) {
@@ -58,25 +60,21 @@ var _ = ReportAfterSuite("summary", func(report Report) {
 		if name == "" {
 			name = "[" + spec.LeafNodeType.String() + "]" // a failed setup node: no spec ran after it
 		}
-		fmt.Printf("%-8s %7s  %s\n", spec.State, spec.RunTime.Round(time.Second), name)
+		line := fmt.Sprintf("%-8s %7s  %s\n", spec.State, spec.RunTime.Round(time.Second), name)
 		if spec.State.Is(types.SpecStateFailureStates) {
-			fmt.Printf("         at %s: %s\n", spec.Failure.Location, shorten(spec.Failure.Message, 400))
+			failures = append(failures, line+failureDetails(spec))
+			continue
 		}
+		fmt.Print(line)
+	}
+	for _, failure := range failures {
+		fmt.Print(failure)
 	}
 	for _, restart := range controllerRestarts {
 		fmt.Printf("restarted: %s\n", restart)
 	}
 	fmt.Printf("%d passed, %d failed\n", passed, failed)
 })
-
-// shorten puts message on one line of at most n bytes.
-func shorten(message string, n int) string {
-	message = strings.Join(strings.Fields(message), " ")
-	if len(message) > n {
-		return message[:n] + "..."
-	}
-	return message
-}
 
 // recordControllerRestarts keeps, for the summary, every container of the
 // management cluster that restarted (the node Pods' aside): a controller or a
@@ -103,4 +101,36 @@ func recordControllerRestarts(ctx context.Context, c client.Reader) {
 				pod.Namespace, pod.Name, status.Name, status.RestartCount, last))
 		}
 	}
+}
+
+// machinesAtFailure names the report entries recordMachinesOfFailedSpec adds.
+const machinesAtFailure = "machines at failure"
+
+// failureDetails is where and why a failed spec failed and the state of its
+// clusters' Machines, a line each, indented under the spec's line.
+func failureDetails(spec types.SpecReport) string {
+	details := fmt.Sprintf("         at %s: %s\n", spec.Failure.Location, shorten(spec.Failure.Message, 400))
+	for _, entry := range spec.ReportEntries {
+		if entry.Name == machinesAtFailure {
+			details += entry.StringRepresentation()
+		}
+	}
+	return details
+}
+
+// recordMachinesOfFailedSpec adds, when the running spec has failed, the
+// state of the Cluster's Machines to the spec's report, for the summary: a
+// spec deletes its clusters after a failure, and CI keeps no artifacts.
+func recordMachinesOfFailedSpec(ctx context.Context, c client.Reader, cluster *clusterv1.Cluster) {
+	if !CurrentSpecReport().Failed() {
+		return
+	}
+	machines := &clusterv1.MachineList{}
+	err := c.List(ctx, machines, client.InNamespace(cluster.Namespace),
+		client.MatchingLabels{clusterv1.ClusterNameLabel: cluster.Name})
+	state := describeMachines(cluster.Name, machines.Items)
+	if err != nil {
+		state = fmt.Sprintf("         Cluster %s: cannot list its Machines: %v\n", cluster.Name, err)
+	}
+	AddReportEntry(machinesAtFailure, state, ReportEntryVisibilityNever)
 }
