@@ -126,11 +126,11 @@ func recordMachinesOfFailedSpec(ctx context.Context, c client.Reader, cluster *c
 		return
 	}
 	machines := &clusterv1.MachineList{}
-	err := c.List(ctx, machines, client.InNamespace(cluster.Namespace),
-		client.MatchingLabels{clusterv1.ClusterNameLabel: cluster.Name})
-	state := describeMachines(cluster.Name, machines.Items)
-	if err != nil {
-		state = fmt.Sprintf("         Cluster %s: cannot list its Machines: %v\n", cluster.Name, err)
+	if err := c.List(ctx, machines, client.InNamespace(cluster.Namespace),
+		client.MatchingLabels{clusterv1.ClusterNameLabel: cluster.Name}); err != nil {
+		AddReportEntry(machinesAtFailure, fmt.Sprintf("         Cluster %s: cannot list its Machines: %v\n", cluster.Name, err),
+			ReportEntryVisibilityNever)
+		return
 	}
-	AddReportEntry(machinesAtFailure, state, ReportEntryVisibilityNever)
+	AddReportEntry(machinesAtFailure, describeMachines(cluster.Name, machines.Items), ReportEntryVisibilityNever)
 }
