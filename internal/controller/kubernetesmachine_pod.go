@@ -105,9 +105,8 @@ func (r *KubernetesMachineReconciler) reconcilePod(ctx context.Context, s *machi
 	case podWasProvisioned(s):
 		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodLostReason,
 			fmt.Sprintf("Node Pod %s/%s disappeared after provisioning; it is not recreated (its disk is gone): remediate the Machine", desired.Namespace, desired.Name))
-		r.deleteLostNode(ctx, s)
 		s.waiting = true
-		return ctrl.Result{}, nil
+		return r.deleteLostNode(ctx, s), nil
 	}
 	created, err := createHostingObject(ctx, s.hosting, s.node.Owner(), desired, &corev1.Pod{})
 	switch {
@@ -147,13 +146,14 @@ func podWasProvisioned(s *machineScope) bool {
 // then leaves the workload cluster (deleteLostNode).
 func (r *KubernetesMachineReconciler) reconcileProvisioned(ctx context.Context, s *machineScope) (ctrl.Result, error) {
 	pod := s.pod
+	var result ctrl.Result
 	switch {
 	case !pod.DeletionTimestamp.IsZero(): // not by the provider: it deletes only with the machine
 		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodLostReason, fmt.Sprintf("Node Pod %s is being deleted", klog.KObj(pod)))
-		r.deleteLostNode(ctx, s)
+		result = r.deleteLostNode(ctx, s)
 	case pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded:
 		r.reportEndedPod(ctx, s)
-		r.deleteLostNode(ctx, s)
+		result = r.deleteLostNode(ctx, s)
 	case pod.Status.Phase == corev1.PodRunning:
 		s.km.Status.Addresses = []clusterv1.MachineAddress{{Type: clusterv1.MachineHostName, Address: pod.Name}}
 		if pod.Status.PodIP != "" {
@@ -167,7 +167,7 @@ func (r *KubernetesMachineReconciler) reconcileProvisioned(ctx context.Context, 
 		setPodProvisioned(s.km, metav1.ConditionFalse, infrav1.KubernetesMachinePodPendingReason, pendingMessage(pod))
 	}
 	s.waiting = true
-	return ctrl.Result{}, nil
+	return result, nil
 }
 
 // pendingMessage tells why a Pod does not run yet.

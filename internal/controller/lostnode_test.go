@@ -23,6 +23,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -66,6 +67,53 @@ func TestLostNodePodTakesItsNodeOutOfTheWorkloadCluster(t *testing.T) {
 	}, 10*time.Second, 100*time.Millisecond).Should(BeTrue(), "the ended node Pod's Node is deleted")
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(endedPod), &corev1.Pod{})).To(Succeed(),
 		"the ended node Pod is kept for its log")
+}
+
+// TestLostNodeDeletionIsRetriedUntilTheWorkloadAPITakesIt: when the node
+// Pod is lost, the workload cluster cannot be reached yet (here: Cluster API
+// has not written its kubeconfig Secret; in a drain, the workload API server
+// restarts with its node Pod). The provider tries again, without an event that
+// claims the Node went, until it can, and then records LostNodeDeleted once.
+func TestLostNodeDeletionIsRetriedUntilTheWorkloadAPITakesIt(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	tc, lost, lostPod := provisionedWorker(t, g, "lost-node-retry", infrav1.KubernetesClusterSpec{})
+	node := registerWorkloadNode(g, lost, "lost-node-retry")
+
+	g.Expect(env.Client.Delete(ctx, lostPod, client.GracePeriodSeconds(0))).To(Succeed())
+	eventuallyKubernetesMachine(g, client.ObjectKeyFromObject(lost.km), func(g Gomega, km *infrav1.KubernetesMachine) {
+		g.Expect(conditionOf(km.Status.Conditions, infrav1.KubernetesMachinePodProvisionedCondition).Reason).To(Equal(infrav1.KubernetesMachinePodLostReason))
+	})
+	g.Consistently(func() error {
+		return remote.Client.Get(ctx, client.ObjectKeyFromObject(node), &corev1.Node{})
+	}, 2*time.Second).Should(Succeed(), "no workload cluster to reach yet")
+	g.Expect(lostNodeEvents(g, tc, lost)).To(BeZero())
+
+	giveWorkloadKubeconfig(g, tc)
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(remote.Client.Get(ctx, client.ObjectKeyFromObject(node), &corev1.Node{}))
+	}, 20*time.Second, 200*time.Millisecond).Should(BeTrue(), "the Node is deleted on a later try")
+	g.Eventually(func() int { return lostNodeEvents(g, tc, lost) }, 5*time.Second).Should(Equal(1))
+	g.Consistently(func() int { return lostNodeEvents(g, tc, lost) }, 12*time.Second, time.Second).Should(Equal(1),
+		"a Node already gone is no news")
+}
+
+// lostNodeEvents counts the machine's LostNodeDeleted Events, a series (the
+// recorder's repeats of one event) as its count.
+func lostNodeEvents(g Gomega, tc *testCluster, tm *testMachine) int {
+	events := &eventsv1.EventList{}
+	g.Expect(env.Client.List(context.Background(), events, client.InNamespace(tc.namespace))).To(Succeed())
+	count := 0
+	for _, event := range events.Items {
+		if event.Regarding.Name != tm.km.Name || event.Reason != infrav1.KubernetesMachineLostNodeDeletedEventReason {
+			continue
+		}
+		count++
+		if event.Series != nil {
+			count += int(event.Series.Count) - 1
+		}
+	}
+	return count
 }
 
 // giveWorkloadKubeconfig does what Cluster API does once the control plane is
