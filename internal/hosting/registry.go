@@ -329,34 +329,17 @@ func (r *Registry) notify(rc *remote) {
 
 // ManagedObjectsCache limits a hosting cache to the objects the provider created,
 // so a shared hosting cluster's other Pods and Secrets are neither listed nor
-// kept, and keeps of its Nodes only what the provider reads (TrimNode). No
-// cached object keeps its managedFields: the provider never reads them (the
-// CRD migrator reads live), and they are a large share of a small object.
+// kept, and keeps of its Nodes, node Pods and bootstrap Secrets only what the
+// provider reads (TrimNode, TrimPod, TrimSecret). No cached object keeps its
+// managedFields: the provider never reads them (the CRD migrator reads live),
+// and they are a large share of a small object.
 func ManagedObjectsCache() cache.Options {
 	selector := labels.SelectorFromSet(labels.Set{infrav1.ManagedByLabel: infrav1.ManagedByValue})
 	byObject := map[client.Object]cache.ByObject{&corev1.Node{}: {Transform: TrimNode}}
 	for _, obj := range nodepod.Objects() {
-		byObject[obj] = cache.ByObject{Label: selector}
+		byObject[obj] = cache.ByObject{Label: selector, Transform: trimmerOf(obj)}
 	}
 	return cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
-}
-
-// TrimNode keeps of a hosting Node only what the provider reads: its name, its
-// zone (the failure domains) and its addresses (a NodePort endpoint). Cached
-// whole, the Nodes of a large hosting cluster (images, conditions, capacity)
-// would cost the manager more memory than its own objects.
-func TrimNode(obj any) (any, error) {
-	node, ok := obj.(*corev1.Node)
-	if !ok {
-		return obj, nil
-	}
-	trimmed := &corev1.Node{}
-	trimmed.Name, trimmed.UID, trimmed.ResourceVersion = node.Name, node.UID, node.ResourceVersion
-	if zone, ok := node.Labels[corev1.LabelTopologyZone]; ok {
-		trimmed.Labels = map[string]string{corev1.LabelTopologyZone: zone}
-	}
-	trimmed.Status.Addresses = node.Status.Addresses
-	return trimmed, nil
 }
 
 // ManagementCacheOptions limits the management cluster's cache: Pods, Services
@@ -371,7 +354,7 @@ func ManagementCacheOptions() cache.Options {
 	options := ManagedObjectsCache()
 	for obj := range options.ByObject {
 		if _, ok := obj.(*corev1.Secret); ok {
-			options.ByObject[obj] = cache.ByObject{Label: labels.NewSelector().Add(*requirement)}
+			options.ByObject[obj] = cache.ByObject{Label: labels.NewSelector().Add(*requirement), Transform: TrimSecret}
 		}
 	}
 	return options

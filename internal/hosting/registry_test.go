@@ -167,10 +167,13 @@ func TestTrimNodeKeepsNameZoneAndAddresses(t *testing.T) {
 	g.Expect(same).To(BeIdenticalTo(other), "anything else passes unchanged")
 }
 
-// TestCachesKeepNoManagedFields reads a node Secret through the management
-// cluster's cache and through a remote hosting cluster's: neither keeps the
-// managedFields the API server stores (the live read shows them).
-func TestCachesKeepNoManagedFields(t *testing.T) {
+// TestCachesKeepOnlyWhatTheProviderReads writes through the management
+// cluster and through a remote hosting cluster, and reads back through each
+// one's cache: no object keeps the managedFields the API server stores (the
+// live read shows them); a node Pod keeps its metadata and status, not its
+// spec; a node bootstrap Secret keeps its owner labels, not its data; Cluster
+// API's bootstrap data Secret keeps its data.
+func TestCachesKeepOnlyWhatTheProviderReads(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "managed-fields"}}
@@ -185,6 +188,7 @@ func TestCachesKeepNoManagedFields(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	defer registry.Release(kc)
 
+	owned := map[string]string{infrav1.ManagedByLabel: infrav1.ManagedByValue, clusterv1.ClusterNameLabel: "dev"}
 	for _, c := range []struct {
 		name         string
 		writer       client.Client
@@ -193,19 +197,57 @@ func TestCachesKeepNoManagedFields(t *testing.T) {
 		{name: "management", writer: env.Client, cached: env.Manager.GetClient(), live: env.Manager.GetAPIReader()},
 		{name: "remote hosting", writer: remote.Client, cached: hostingCluster.Client, live: hostingCluster.Reader},
 	} {
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "node-bootstrap", Labels: map[string]string{
-			infrav1.ManagedByLabel: infrav1.ManagedByValue, clusterv1.ClusterNameLabel: "dev",
-		}}}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "node-bootstrap", Labels: owned},
+			Data: map[string][]byte{"bootstrap.sh": []byte("kubeadm join")}}
 		g.Expect(c.writer.Create(ctx, secret)).To(Succeed(), c.name)
-		key := client.ObjectKeyFromObject(secret)
 		stored := &corev1.Secret{}
-		g.Expect(c.live.Get(ctx, key, stored)).To(Succeed(), c.name)
+		g.Expect(c.live.Get(ctx, client.ObjectKeyFromObject(secret), stored)).To(Succeed(), c.name)
 		g.Expect(stored.ManagedFields).NotTo(BeEmpty(), "%s: the API server keeps managedFields", c.name)
+		g.Expect(stored.Data).NotTo(BeEmpty(), c.name)
 		g.Eventually(func(g Gomega) {
 			cached := &corev1.Secret{}
-			g.Expect(c.cached.Get(ctx, key, cached)).To(Succeed())
-			g.Expect(cached.Labels).To(HaveKey(infrav1.ManagedByLabel))
+			g.Expect(c.cached.Get(ctx, client.ObjectKeyFromObject(secret), cached)).To(Succeed())
+			g.Expect(cached.Labels).To(Equal(owned))
 			g.Expect(cached.ManagedFields).To(BeEmpty())
+			g.Expect(cached.Data).To(BeEmpty())
+		}, 10*time.Second).Should(Succeed(), c.name)
+
+		pod := endedNodePod(g, c.writer, ns.Name, owned)
+		g.Eventually(func(g Gomega) {
+			cached := &corev1.Pod{}
+			g.Expect(c.cached.Get(ctx, client.ObjectKeyFromObject(pod), cached)).To(Succeed())
+			g.Expect(cached.Labels).To(Equal(owned))
+			g.Expect(cached.ManagedFields).To(BeEmpty())
+			g.Expect(cached.Spec.Containers).To(BeEmpty())
+			g.Expect(cached.Status.Phase).To(Equal(corev1.PodFailed))
+			g.Expect(cached.Status.ContainerStatuses).To(Equal(pod.Status.ContainerStatuses))
 		}, 10*time.Second).Should(Succeed(), c.name)
 	}
+
+	data := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "dev-md-0-bootstrap",
+		Labels: map[string]string{clusterv1.ClusterNameLabel: "dev"}},
+		Type: clusterv1.ClusterSecretType, Data: map[string][]byte{"value": []byte("#cloud-config"), "format": []byte("cloud-config")}}
+	g.Expect(env.Client.Create(ctx, data)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		cached := &corev1.Secret{}
+		g.Expect(env.Manager.GetClient().Get(ctx, client.ObjectKeyFromObject(data), cached)).To(Succeed())
+		g.Expect(cached.Data).To(Equal(data.Data))
+	}, 10*time.Second).Should(Succeed(), "Cluster API's bootstrap data")
+}
+
+// endedNodePod creates a Pod with the given labels and gives it the status of
+// a node container that exited.
+func endedNodePod(g Gomega, c client.Client, namespace string, labels map[string]string) *corev1.Pod {
+	ctx := context.Background()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "node", Labels: labels},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "node", Image: "kindest/node:v1.36.3"}}},
+	}
+	g.Expect(c.Create(ctx, pod)).To(Succeed())
+	pod.Status = corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: "node", Image: "kindest/node:v1.36.3",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 255, Reason: "Error"}},
+	}}}
+	g.Expect(c.Status().Update(ctx, pod)).To(Succeed())
+	return pod
 }

@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -225,6 +226,9 @@ func (r *scaleRun) provision(ctx context.Context) error {
 	if err := profiles.wait(); err != nil {
 		return err
 	}
+	if err := r.heapProfile(ctx); err != nil {
+		return err
+	}
 	r.obs.Provisioning.To = last
 	r.obs.APIServerCPU, r.obs.EtcdCPU = r.serverCPU()
 	r.obs.APIServerCPU -= apiServerStart
@@ -242,6 +246,19 @@ func (r *scaleRun) startProfiles(ctx context.Context) (*cpuProfiles, error) {
 	dir := filepath.Dir(r.settings.Output)
 	r.logf("profiling kube-apiserver and the manager for %d s into %s", r.settings.ProfileSeconds, dir)
 	return startCPUProfiles(ctx, r.env.admin, r.manager.profilerAddress, dir, time.Duration(r.settings.ProfileSeconds)*time.Second)
+}
+
+// heapProfile writes the manager's heap profile once every machine is
+// provisioned (its caches then hold them all), when profiles are asked for:
+// what its peak memory is made of.
+func (r *scaleRun) heapProfile(ctx context.Context) error {
+	if r.settings.ProfileSeconds == 0 {
+		return nil
+	}
+	path := filepath.Join(filepath.Dir(r.settings.Output), "bench-heap-manager.pprof")
+	r.logf("writing the manager's heap profile to %s", path)
+	target := profileTarget{name: "manager", client: http.DefaultClient, url: "http://" + r.manager.profilerAddress + "/debug/pprof/heap?gc=1"}
+	return target.fetch(ctx, path)
 }
 
 // serverCPU reads the CPU time kube-apiserver and etcd used so far (zero for
