@@ -339,13 +339,15 @@ func ManagedObjectsCache() cache.Options {
 	for _, obj := range nodepod.Objects() {
 		byObject[obj] = cache.ByObject{Label: selector, Transform: trimmerOf(obj)}
 	}
-	return cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
+	return cache.Options{ByObject: byObject, DefaultTransform: trimDefault}
 }
 
 // ManagementCacheOptions limits the management cluster's cache: Pods, Services
 // and claims the provider created, and Secrets of Cluster API clusters (bootstrap
 // data, hosting kubeconfigs once labelled, and node bootstrap Secrets); no
-// managedFields, as on hosting clusters.
+// managedFields, as on hosting clusters, and of Machines only what the provider
+// reads (TrimMachine, in the default transform: a Machine entry would need
+// Cluster API's CRDs where the manager only serves webhooks).
 func ManagementCacheOptions() cache.Options {
 	requirement, err := labels.NewRequirement(clusterv1.ClusterNameLabel, selection.Exists, nil)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -47,7 +48,7 @@ func run(m *testing.M) (int, error) {
 	if remote, err = envtest.StartHostingCluster(); err != nil {
 		return 0, err
 	}
-	if env, err = envtest.Start(envtest.Options{}); err != nil {
+	if env, err = envtest.Start(envtest.Options{ClusterAPICRDs: true}); err != nil {
 		return 0, err
 	}
 	registry = hosting.NewRegistry(env.Manager, 20, 40)
@@ -250,4 +251,44 @@ func endedNodePod(g Gomega, c client.Client, namespace string, labels map[string
 	}}}
 	g.Expect(c.Status().Update(ctx, pod)).To(Succeed())
 	return pod
+}
+
+// TestManagementCacheKeepsOfAMachineItsSpecAndNode gives a Machine conditions
+// and a Node, as Cluster API's Machine controller does, and reads it back
+// through the management cluster's cache: its metadata, spec and Node are
+// kept, its conditions are not (the live read has them).
+func TestManagementCacheKeepsOfAMachineItsSpecAndNode(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "machine-trim"}}
+	g.Expect(env.Client.Create(ctx, ns)).To(Succeed())
+	machine := &clusterv1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "dev-md-0", Labels: map[string]string{clusterv1.ClusterNameLabel: "dev"}},
+		Spec: clusterv1.MachineSpec{
+			ClusterName: "dev", Version: envtest.MachineVersion, FailureDomain: "zone-a",
+			Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To("dev-md-0-bootstrap")},
+			InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "KubernetesMachine", Name: "dev-md-0"},
+		},
+	}
+	g.Expect(env.Client.Create(ctx, machine)).To(Succeed())
+	machine.Status.NodeRef = clusterv1.MachineNodeReference{Name: "dev-md-0"}
+	machine.Status.Phase = string(clusterv1.MachinePhaseRunning)
+	machine.Status.Conditions = []metav1.Condition{{
+		Type: clusterv1.MachineReadyCondition, Status: metav1.ConditionTrue, Reason: clusterv1.MachineReadyReason, LastTransitionTime: metav1.Now(),
+	}}
+	g.Expect(env.Client.Status().Update(ctx, machine)).To(Succeed())
+
+	stored := &clusterv1.Machine{}
+	g.Expect(env.Manager.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(machine), stored)).To(Succeed())
+	g.Expect(stored.Status.Conditions).NotTo(BeEmpty(), "the API server keeps the conditions")
+	g.Eventually(func(g Gomega) {
+		cached := &clusterv1.Machine{}
+		g.Expect(env.Manager.GetClient().Get(ctx, client.ObjectKeyFromObject(machine), cached)).To(Succeed())
+		g.Expect(cached.Status.NodeRef).To(Equal(machine.Status.NodeRef))
+		g.Expect(cached.Spec).To(Equal(stored.Spec))
+		g.Expect(cached.Labels).To(Equal(machine.Labels))
+		g.Expect(cached.ManagedFields).To(BeEmpty())
+		g.Expect(cached.Status.Conditions).To(BeEmpty())
+		g.Expect(cached.Status.Phase).To(BeEmpty())
+	}, 10*time.Second).Should(Succeed())
 }

@@ -19,7 +19,10 @@ package hosting
 import (
 	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
 )
@@ -40,6 +43,17 @@ func trimmerOf(obj client.Object) toolscache.TransformFunc {
 	}
 	return nil
 }
+
+// trimDefault is the transform of every other kind: Machines are trimmed
+// (TrimMachine), the rest lose their managedFields.
+func trimDefault(obj any) (any, error) {
+	if _, ok := obj.(*clusterv1.Machine); ok {
+		return TrimMachine(obj)
+	}
+	return stripManagedFields(obj)
+}
+
+var stripManagedFields = cache.TransformStripManagedFields()
 
 // TrimNode keeps of a hosting Node only what the provider reads: its name, its
 // zone (the failure domains) and its addresses (a NodePort endpoint). Cached
@@ -88,4 +102,19 @@ func TrimSecret(obj any) (any, error) {
 		secret.Data, secret.StringData = nil, nil
 	}
 	return secret, nil
+}
+
+// TrimMachine keeps of a Cluster API Machine its metadata, its spec and the
+// Node it names: the provider reads nothing else of a Machine's status, and
+// never writes Machines. Its conditions (v1beta2 and the deprecated v1beta1
+// ones) are most of a Machine's weight.
+func TrimMachine(obj any) (any, error) {
+	machine, ok := obj.(*clusterv1.Machine)
+	if !ok {
+		return obj, nil
+	}
+	trimmed := &clusterv1.Machine{ObjectMeta: machine.ObjectMeta, Spec: machine.Spec}
+	trimmed.ManagedFields = nil
+	trimmed.Status.NodeRef = machine.Status.NodeRef
+	return trimmed, nil
 }
