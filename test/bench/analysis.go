@@ -65,7 +65,7 @@ type Observations struct {
 	// ManagerCPU is the manager's CPU time at the start of provisioning, at
 	// the start and end of the steady state, and at the end of the run.
 	CPUProvisioningStart, CPUSteadyStart, CPUSteadyEnd, CPUEnd time.Duration
-	PeakRSSBytes                                               int64
+	PeakRSSBytes, FileRSSBytes                                 int64
 
 	Requests []Request
 }
@@ -86,6 +86,7 @@ func (o *Observations) Figures(host Host) Figures {
 		Deletion:                       o.deletion(),
 		Manager: ManagerUsage{
 			PeakRSSMiB: float64(o.PeakRSSBytes) / (1 << 20),
+			FileRSSMiB: float64(o.FileRSSBytes) / (1 << 20),
 			CPUSeconds: o.CPUEnd.Seconds(),
 		},
 	}

@@ -32,6 +32,10 @@ const clockTicksPerSecond = 100
 type ProcessStats struct {
 	// PeakRSSBytes is the peak resident set size (VmHWM).
 	PeakRSSBytes int64
+	// FileRSSBytes is the part of the resident set that maps files (RssFile):
+	// for a static Go binary, its own code and read-only data, which every
+	// page of the program's init and first requests touches.
+	FileRSSBytes int64
 	// CPU is the user and system CPU time (utime + stime).
 	CPU time.Duration
 }
@@ -50,11 +54,15 @@ func ReadProcessStats(pid int) (ProcessStats, error) {
 	if err != nil {
 		return ProcessStats{}, fmt.Errorf("process %d: %w", pid, err)
 	}
+	file, err := parseKiBField(string(status), "RssFile")
+	if err != nil {
+		return ProcessStats{}, fmt.Errorf("process %d: %w", pid, err)
+	}
 	cpu, err := ParseCPUTime(string(stat))
 	if err != nil {
 		return ProcessStats{}, fmt.Errorf("process %d: %w", pid, err)
 	}
-	return ProcessStats{PeakRSSBytes: peak, CPU: cpu}, nil
+	return ProcessStats{PeakRSSBytes: peak, FileRSSBytes: file, CPU: cpu}, nil
 }
 
 // ParsePeakRSS reads VmHWM from the text of /proc/<pid>/status, in bytes.

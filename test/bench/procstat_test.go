@@ -50,8 +50,8 @@ func TestReadProcessStatsOfThisProcess(t *testing.T) {
 	if err != nil {
 		t.Skipf("no /proc here: %v", err)
 	}
-	if stats.PeakRSSBytes <= 0 {
-		t.Errorf("peak RSS %d, want > 0", stats.PeakRSSBytes)
+	if stats.PeakRSSBytes <= 0 || stats.FileRSSBytes <= 0 || stats.FileRSSBytes > stats.PeakRSSBytes {
+		t.Errorf("peak RSS %d, of it file-backed %d: want 0 < file <= peak", stats.PeakRSSBytes, stats.FileRSSBytes)
 	}
 }
 

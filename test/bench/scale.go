@@ -382,7 +382,7 @@ func (r *scaleRun) recordManagerTotals() error {
 	if err != nil {
 		return err
 	}
-	r.obs.PeakRSSBytes, r.obs.CPUEnd = stats.PeakRSSBytes, stats.CPU
+	r.obs.PeakRSSBytes, r.obs.FileRSSBytes, r.obs.CPUEnd = stats.PeakRSSBytes, stats.FileRSSBytes, stats.CPU
 	return nil
 }
 

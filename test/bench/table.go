@@ -118,6 +118,7 @@ func (f *Figures) rows() []row {
 		{"manager writes per deleted machine", fmt.Sprintf("%.2f", d.WritesPerMachine), ""},
 		{"leftover node Pods / bootstrap Secrets / claims", fmt.Sprintf("%d / %d / %d", d.LeftoverPods, d.LeftoverSecrets, d.LeftoverClaims), "0 / 0 / 0"},
 		{"manager peak RSS (MiB)", fmt.Sprintf("%.1f", f.Manager.PeakRSSMiB), target["manager peak RSS (MiB)"]},
+		{"of it, the binary mapped (RssFile, MiB)", fmt.Sprintf("%.1f", f.Manager.FileRSSMiB), ""},
 		{"manager CPU, to the end of deletion (s)", fmt.Sprintf("%.1f", f.Manager.CPUSeconds), ""},
 	}
 }
