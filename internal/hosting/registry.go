@@ -354,9 +354,10 @@ func ManagementCacheOptions() cache.Options {
 		panic(err) // a constant requirement
 	}
 	options := ManagedObjectsCache()
-	for obj := range options.ByObject {
+	for obj, entry := range options.ByObject {
 		if _, ok := obj.(*corev1.Secret); ok {
-			options.ByObject[obj] = cache.ByObject{Label: labels.NewSelector().Add(*requirement), Transform: TrimSecret}
+			entry.Label = labels.NewSelector().Add(*requirement)
+			options.ByObject[obj] = entry
 		}
 	}
 	return options
