@@ -45,6 +45,12 @@ type profileTarget struct {
 	url    string
 }
 
+// managerProfile is the manager's pprof endpoint path (with its query) on
+// the loopback address it was started with.
+func managerProfile(address, path string) profileTarget {
+	return profileTarget{name: "manager", client: http.DefaultClient, url: "http://" + address + path}
+}
+
 // startCPUProfiles starts both profiles; wait returns when both are written.
 func startCPUProfiles(ctx context.Context, apiServer *rest.Config, managerAddress, dir string, duration time.Duration) (*cpuProfiles, error) {
 	apiServerClient, err := rest.HTTPClientFor(apiServer)
@@ -54,7 +60,7 @@ func startCPUProfiles(ctx context.Context, apiServer *rest.Config, managerAddres
 	query := "/debug/pprof/profile?seconds=" + strconv.Itoa(int(duration.Seconds()))
 	targets := []profileTarget{
 		{name: "kube-apiserver", client: apiServerClient, url: strings.TrimSuffix(apiServer.Host, "/") + query},
-		{name: "manager", client: http.DefaultClient, url: "http://" + managerAddress + query},
+		managerProfile(managerAddress, query),
 	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err

@@ -22,7 +22,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -226,15 +225,15 @@ func (r *scaleRun) provision(ctx context.Context) error {
 	if err := profiles.wait(); err != nil {
 		return err
 	}
-	if err := r.heapProfile(ctx); err != nil {
-		return err
-	}
 	r.obs.Provisioning.To = last
 	r.obs.APIServerCPU, r.obs.EtcdCPU = r.serverCPU()
 	r.obs.APIServerCPU -= apiServerStart
 	r.obs.EtcdCPU -= etcdStart
 	r.obs.Latencies = r.tracker.latencies()
 	r.logf("provisioned %d machines in %s", len(r.machines), r.obs.Provisioning.Duration().Round(time.Millisecond))
+	if err := r.heapProfile(ctx); err != nil {
+		return err
+	}
 	return r.checkOnePodPerMachine(ctx)
 }
 
@@ -243,22 +242,25 @@ func (r *scaleRun) startProfiles(ctx context.Context) (*cpuProfiles, error) {
 	if r.settings.ProfileSeconds == 0 {
 		return nil, nil
 	}
-	dir := filepath.Dir(r.settings.Output)
+	dir := r.profileDir()
 	r.logf("profiling kube-apiserver and the manager for %d s into %s", r.settings.ProfileSeconds, dir)
 	return startCPUProfiles(ctx, r.env.admin, r.manager.profilerAddress, dir, time.Duration(r.settings.ProfileSeconds)*time.Second)
 }
 
+// profileDir is where the profiles go: next to the JSON figures.
+func (r *scaleRun) profileDir() string { return filepath.Dir(r.settings.Output) }
+
 // heapProfile writes the manager's heap profile once every machine is
 // provisioned (its caches then hold them all), when profiles are asked for:
-// what its peak memory is made of.
+// what its peak memory is made of. It comes after the provisioning's figures
+// are read: the profile makes the manager collect its garbage first.
 func (r *scaleRun) heapProfile(ctx context.Context) error {
 	if r.settings.ProfileSeconds == 0 {
 		return nil
 	}
-	path := filepath.Join(filepath.Dir(r.settings.Output), "bench-heap-manager.pprof")
+	path := filepath.Join(r.profileDir(), "bench-heap-manager.pprof")
 	r.logf("writing the manager's heap profile to %s", path)
-	target := profileTarget{name: "manager", client: http.DefaultClient, url: "http://" + r.manager.profilerAddress + "/debug/pprof/heap?gc=1"}
-	return target.fetch(ctx, path)
+	return managerProfile(r.manager.profilerAddress, "/debug/pprof/heap?gc=1").fetch(ctx, path)
 }
 
 // serverCPU reads the CPU time kube-apiserver and etcd used so far (zero for
