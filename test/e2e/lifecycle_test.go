@@ -109,6 +109,12 @@ func deleteClusters(ctx context.Context, t testing.TB, g Gomega, clusters ...*wo
 		g.Expect(env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, cluster)).To(Succeed())
 		g.Expect(env.client.Delete(ctx, cluster)).To(Succeed())
 	}
+	waitClustersGone(ctx, t, g, start, clusters...)
+}
+
+// waitClustersGone waits until each Cluster and everything the provider made
+// for it on the hosting cluster are gone, logging the time since start.
+func waitClustersGone(ctx context.Context, t testing.TB, g Gomega, start time.Time, clusters ...*workloadCluster) {
 	for _, w := range clusters {
 		g.Eventually(func(g Gomega) {
 			err := env.client.Get(ctx, client.ObjectKey{Namespace: w.namespace, Name: w.name}, &clusterv1.Cluster{})

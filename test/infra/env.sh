@@ -15,6 +15,7 @@
 #   CAPK_CACHE                cache root for everything built [~/.cache/capk]
 #   CAPK_PREVIOUS_KUBERNETES  0: no node image of the previous Kubernetes minor, which
 #                             only the upgrade test uses [1]
+#   CAPK_FLUX                 0: no Flux controllers, which only the GitOps test uses [1]
 #   CAPK_CONTROLLER_CPU       the CPU request given to management Deployments that
 #                             request none (see request_controller_cpu) [50m]
 #   CAPK_HOSTING_EXTRA_NODES  hosting nodes besides the first (hosting/nodes.sh): the
@@ -26,7 +27,8 @@
 # MANAGEMENT_IMAGES, KUBECTL, KUBERNETES_VERSION, KUBERNETES_NODE_IMAGE,
 # KUBERNETES_PREVIOUS_VERSION and KUBERNETES_PREVIOUS_NODE_IMAGE of the minor
 # before for the upgrade test, TIMELINE, the program that shows where a
-# cluster's time went) for the tests and the quickstart. `down` removes everything `up` created.
+# cluster's time went, FLUX, the folder of Flux's controllers and CRDs) for the
+# tests and the quickstart. `down` removes everything `up` created.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -53,6 +55,8 @@ build() {
   { "$here/node-image/build-kind.sh" >"$node_image_out" && build_previous_node_image >"$previous_image_out"; } &
   pid=$!
   MANAGEMENT=$("$here/management/build.sh")
+  FLUX="" # the GitOps test's source-controller and kustomize-controller
+  [ "${CAPK_FLUX:-1}" = 0 ] || FLUX=$("$repo/test/infra/builds/flux.sh")
   wait "$pid" || die "building the node images failed"
   NODE_IMAGE_TAR=$(cat "$node_image_out")
   PREVIOUS_NODE_IMAGE_TAR=$(cat "$previous_image_out")
@@ -173,6 +177,7 @@ NODE_IMAGE_TAR=$NODE_IMAGE_TAR
 KUBERNETES_PREVIOUS_VERSION=$KUBERNETES_PREVIOUS_VERSION
 KUBERNETES_PREVIOUS_NODE_IMAGE=$KUBERNETES_PREVIOUS_NODE_IMAGE
 TIMELINE=$TOOLS/timeline
+FLUX=$FLUX
 PODNET_MANIFEST=$here/podnet/podnet.yaml
 PODNET_IMAGE=$(sed -n 's/^ *image: *//p' "$here/podnet/podnet.yaml")
 ENV
