@@ -100,6 +100,17 @@ check_api() {
   log "/readyz through ClusterIP $SERVICE_IP ok"
 }
 
+# raw_reply <seconds> <address:port> [command prefix, e.g. nsenter...]: what
+# the raw TCP server there (socat with SYSTEM:echo) answers. It sends nothing:
+# with curl, a request that arrived after echo had ended failed with EPIPE in
+# the server, and socat dropped the reply ("Empty reply from server", one run
+# in many).
+raw_reply() {
+  local seconds=$1 target=$2
+  shift 2
+  "$@" timeout "$seconds" socat -u "TCP:$target" STDOUT 2>/dev/null
+}
+
 # check_dataplane serves a reply from inside the Pod's network namespace
 # (socat on the host, entered into the netns: the pause image has no tools)
 # and reaches it through the Service from the host and from the Pod itself
@@ -109,15 +120,15 @@ check_dataplane() {
   ns=$(findmnt -rn -t nsfs -o TARGET | { grep -F "$S/containerd/state/" || true; } | head -1)
   [ -n "$ns" ] || fail "no Pod network namespace under $S/containerd/state"
   svc=$("$BIN/kubectl" --kubeconfig "$S/kubeconfig" get svc smoke -o jsonpath='{.spec.clusterIP}')
-  nsenter --net="$ns" socat TCP-LISTEN:8080,fork,reuseaddr SYSTEM:'echo capk-smoke' &  # a raw reply: curl needs --http0.9
+  nsenter --net="$ns" socat TCP-LISTEN:8080,fork,reuseaddr SYSTEM:'echo capk-smoke' &  # a raw reply (raw_reply)
   listener=$!
   for _ in $(seq 40); do
-    reply=$(curl -sS --http0.9 --max-time 2 "http://$svc" 2>/dev/null) && break
+    reply=$(raw_reply 2 "$svc:80") && break
     sleep 0.25
   done
   [ "$reply" = capk-smoke ] || { kill "$listener"; fail "host -> Service $svc:80 -> Pod failed"; }
   log "host -> Service $svc:80 -> Pod ok"
-  reply=$(nsenter --net="$ns" curl -sS --http0.9 --max-time 10 "http://$svc") || true
+  reply=$(raw_reply 10 "$svc:80" nsenter --net="$ns") || true
   [ "$reply" = capk-smoke ] || { kill "$listener"; fail "Pod -> own Service $svc:80 (hairpin) failed"; }
   log "Pod -> own Service $svc:80 (hairpin) ok"
   reply=$(nsenter --net="$ns" curl -sS --max-time 10 --cacert "$S/pki/ca.crt" "https://$SERVICE_IP/readyz") || true
@@ -166,11 +177,11 @@ check_nodes() {
   done
   sleep 1
   for i in "${!ips[@]}"; do
-    reply=$(curl -sS --http0.9 --max-time 5 "http://${ips[i]}:8081") || true
+    reply=$(raw_reply 5 "${ips[i]}:8081") || true
     [ "$reply" = "node-$i" ] || { kill "${listeners[@]}"; fail "host -> Pod ${ips[i]} failed"; }
     for j in "${!ips[@]}"; do
       [ "$i" != "$j" ] || continue
-      reply=$(nsenter -t "${pids[i]}" -n curl -sS --http0.9 --max-time 5 "http://${ips[j]}:8081") || true
+      reply=$(raw_reply 5 "${ips[j]}:8081" nsenter -t "${pids[i]}" -n) || true
       [ "$reply" = "node-$j" ] || { kill "${listeners[@]}"; fail "Pod ${ips[i]} -> Pod ${ips[j]} failed"; }
     done
     reply=$(nsenter -t "${pids[i]}" -n curl -sS --max-time 10 --cacert "$S/pki/ca.crt" "https://$SERVICE_IP/readyz") || true
@@ -195,7 +206,7 @@ check_node_ports() {
     port=$("${k[@]}" get service "smoke-${names[i]}" -o jsonpath='{.spec.ports[0].nodePort}')
     for j in "${!ips[@]}"; do
       for tries in 1 2 3 4 5 6 7 8 9 10; do
-        reply=$(nsenter -t "${pids[j]}" -n curl -sS --http0.9 --max-time 3 "http://$NODE_IP:$port" 2>/dev/null) || true
+        reply=$(raw_reply 3 "$NODE_IP:$port" nsenter -t "${pids[j]}" -n) || true
         [ "$reply" = "node-$i" ] && break
         sleep 1
       done
