@@ -23,7 +23,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +37,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/capi-kubernetes/cluster-api-provider-kubernetes/api/v1beta1"
-	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/test/envtest"
 )
 
 // fleetPath is the folder of the repository the Kustomization applies.
@@ -69,8 +67,8 @@ func TestGitOpsWithFlux(t *testing.T) {
 		}
 	})
 	fleet := map[string][]*unstructured.Unstructured{
-		"dev.yaml": generateCluster(ctx, t, g, namespace, dev.name, "", 1),
-		"cc.yaml":  generateCluster(ctx, t, g, namespace, cc.name, "topology", 0),
+		"dev.yaml": generateCluster(ctx, t, g, namespace, dev.name, "", 1, 1),
+		"cc.yaml":  generateCluster(ctx, t, g, namespace, cc.name, "topology", 1, 0),
 		// keeps the folder, and so the Kustomization, when the clusters go
 		"marker.yaml": {configMap(namespace, "fleet-marker")},
 	}
@@ -108,34 +106,6 @@ func TestGitOpsWithFlux(t *testing.T) {
 		t.Logf("pruned: both clusters and their hosting objects gone %s after the commit",
 			time.Since(start).Round(time.Second))
 	})
-}
-
-// generateCluster is `clusterctl generate cluster` of a flavor with one
-// control-plane machine, its Cluster labelled for podnet, as a user commits it.
-func generateCluster(ctx context.Context, t *testing.T, g Gomega, namespace, name, flavor string, workers int) []*unstructured.Unstructured {
-	args := []string{"generate", "cluster", name, "--config", env.settings["CLUSTERCTL_CONFIG"],
-		"--infrastructure", "kubernetes", "--target-namespace", namespace,
-		"--kubernetes-version", env.settings["KUBERNETES_VERSION"],
-		"--control-plane-machine-count", "1", "--worker-machine-count", strconv.Itoa(workers)}
-	if flavor != "" {
-		args = append(args, "--flavor", flavor)
-	}
-	variables := []string{"KUBERNETES_NODE_IMAGE=" + env.settings["KUBERNETES_NODE_IMAGE"], "CAPK_NODE_CPU=100m"}
-	out, err := env.command(ctx, t, variables, "CLUSTERCTL", args...)
-	g.Expect(err).NotTo(HaveOccurred())
-	objects, err := envtest.DecodeObjects([]byte(out))
-	g.Expect(err).NotTo(HaveOccurred())
-	for _, obj := range objects {
-		if obj.GetKind() == "Cluster" {
-			labels := obj.GetLabels()
-			if labels == nil {
-				labels = map[string]string{}
-			}
-			labels["cni"] = "podnet"
-			obj.SetLabels(labels)
-		}
-	}
-	return objects
 }
 
 func configMap(namespace, name string) *unstructured.Unstructured {

@@ -33,6 +33,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -52,15 +53,26 @@ type workloadCluster struct {
 }
 
 // createCluster generates a cluster with clusterctl from the provider's
-// default template, at the environment's Kubernetes
-// version and node image, labels it for podnet and creates it on the
-// management cluster.
+// default template (generateCluster) and creates it on the management cluster.
 func createCluster(ctx context.Context, t testing.TB, g Gomega, namespace, name string, controlPlanes, workers int) *workloadCluster {
+	t.Helper()
+	createAll(ctx, g, env.client, generateCluster(ctx, t, g, namespace, name, "", controlPlanes, workers))
+	return &workloadCluster{namespace: namespace, name: name}
+}
+
+// generateCluster is `clusterctl generate cluster` of a flavor ("" is the
+// default) at the environment's Kubernetes version and node image, with the
+// Cluster labelled for podnet.
+func generateCluster(ctx context.Context, t testing.TB, g Gomega, namespace, name, flavor string,
+	controlPlanes, workers int) []*unstructured.Unstructured {
 	t.Helper()
 	args := []string{"generate", "cluster", name, "--config", env.settings["CLUSTERCTL_CONFIG"],
 		"--infrastructure", "kubernetes", "--target-namespace", namespace,
 		"--kubernetes-version", env.settings["KUBERNETES_VERSION"],
 		"--control-plane-machine-count", strconv.Itoa(controlPlanes), "--worker-machine-count", strconv.Itoa(workers)}
+	if flavor != "" {
+		args = append(args, "--flavor", flavor)
+	}
 	// The hosting node has 2 cores, and Cluster API's controllers request some:
 	// small CPU requests let both clusters' node Pods and a replacement fit
 	// (they are requests, not limits).
@@ -79,8 +91,7 @@ func createCluster(ctx context.Context, t testing.TB, g Gomega, namespace, name 
 			obj.SetLabels(labels)
 		}
 	}
-	createAll(ctx, g, env.client, objects)
-	return &workloadCluster{namespace: namespace, name: name}
+	return objects
 }
 
 // waitAvailable waits for the Cluster's Available condition and connects to
