@@ -33,17 +33,8 @@ const (
 	NodeContainerName = "node"
 
 	apiServerPort              int32 = 6443
+	terminationGracePeriod     int64 = 30
 	bootstrapSecretDefaultMode int32 = 0o400
-
-	// terminationGracePeriod is how long a stopped node Pod's systemd has to
-	// halt (its image's stop signal, SIGRTMIN+3) before the hosting kubelet kills
-	// it. A worker halts in about 2 s; in a control plane kube-apiserver drains
-	// for about 40 s, so Kubernetes' default of 30 s held every control-plane
-	// Pod's deletion and eviction for its whole length. A node Pod is never
-	// started again and its etcd is crash-safe, so nothing needs the wait (kind
-	// and the docker provider kill their node containers at once); 5 s leave
-	// the node's shutdown in its console log.
-	terminationGracePeriod int64 = 5
 )
 
 // Volume names of the node Pod. Claim volumes are claimVolumePrefix plus the

@@ -69,7 +69,7 @@ func TestPodIsAPrivilegedSystemdNodeWithoutAccessToTheHostingAPI(t *testing.T) {
 	g.Expect(pod.Spec.AutomountServiceAccountToken).To(Equal(ptr.To(false)))
 	g.Expect(pod.Spec.EnableServiceLinks).To(Equal(ptr.To(false)))
 	g.Expect(pod.Spec.DNSPolicy).To(Equal(corev1.DNSDefault))
-	g.Expect(pod.Spec.TerminationGracePeriodSeconds).To(Equal(ptr.To[int64](5)))
+	g.Expect(pod.Spec.TerminationGracePeriodSeconds).To(Equal(ptr.To[int64](30)))
 	g.Expect(pod.Spec.InitContainers).To(BeEmpty())
 
 	container := nodeContainerOf(g, pod)
