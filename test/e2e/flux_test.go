@@ -42,10 +42,13 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The Flux objects the test makes, in the test's namespace.
+// The Flux objects the test makes in its namespace, and the controllers it runs.
 const (
 	fluxName         = "fleet" // the GitRepository and the Kustomization
-	fluxFieldManager = "kustomize-controller"
+	fluxFieldManager = kustomizeController
+
+	sourceController    = "source-controller" // the binaries' names in FLUX
+	kustomizeController = "kustomize-controller"
 )
 
 var (
@@ -58,11 +61,11 @@ var (
 // management cluster with its admin kubeconfig, and a Git repository they
 // read over HTTP on the loopback (git http-backend).
 type flux struct {
-	namespace    string
-	repo         string // the repository's work tree, where the test commits
-	url          string // the repository's URL
-	logs         string // the controllers' logs
-	kustomizeLog string
+	namespace string
+	repo      string // the repository's work tree, where the test commits
+	url       string // the repository's URL
+	logs      string // the controllers' logs, <controller>.log
+	binaries  string // the folder of the controllers (FLUX)
 }
 
 // startFlux installs Flux's CRDs on the management cluster, starts the two
@@ -78,16 +81,15 @@ func startFlux(ctx context.Context, t *testing.T, g Gomega, namespace string) *f
 		"crd/gitrepositories.source.toolkit.fluxcd.io", "crd/kustomizations.kustomize.toolkit.fluxcd.io")
 	g.Expect(err).NotTo(HaveOccurred())
 
-	f := &flux{namespace: namespace, logs: t.TempDir()}
-	f.kustomizeLog = filepath.Join(f.logs, "kustomize-controller.log")
+	f := &flux{namespace: namespace, logs: t.TempDir(), binaries: dir}
 	f.repo, f.url = serveGitRepository(t, g)
 	storage, storageDir := freeLoopbackAddress(g), filepath.Join(f.logs, "storage")
 	g.Expect(os.Mkdir(storageDir, 0o755)).To(Succeed())
-	f.start(t, g, filepath.Join(dir, "source-controller"), "source-controller.log",
+	f.start(t, g, sourceController,
 		"--storage-path="+storageDir, "--storage-addr="+storage, "--storage-adv-addr="+storage)
 	// A commit that fixes what a failing health check waits for is applied at
 	// once, not after the Kustomization's timeout (docs/gitops.md).
-	f.start(t, g, filepath.Join(dir, "kustomize-controller"), "kustomize-controller.log",
+	f.start(t, g, kustomizeController,
 		"--feature-gates=CancelHealthCheckOnNewRevision=true")
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -121,10 +123,10 @@ func (f *flux) deleteObjects(t *testing.T) {
 
 // start runs a controller with no leader election, metrics or health
 // endpoints, logging into a file, until the test ends.
-func (f *flux) start(t *testing.T, g Gomega, binary, logName string, args ...string) {
-	logFile, err := os.Create(filepath.Join(f.logs, logName))
+func (f *flux) start(t *testing.T, g Gomega, controller string, args ...string) {
+	logFile, err := os.Create(f.logOf(controller))
 	g.Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(binary, append([]string{"--metrics-addr=0", "--health-addr=0", "--log-level=info"}, args...)...)
+	cmd := exec.Command(filepath.Join(f.binaries, controller), append([]string{"--metrics-addr=0", "--health-addr=0", "--log-level=info"}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.settings["KUBECONFIG"])
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	g.Expect(cmd.Start()).To(Succeed())
@@ -142,10 +144,13 @@ func (f *flux) start(t *testing.T, g Gomega, binary, logName string, args ...str
 	})
 }
 
+// logOf is the file a controller logs into.
+func (f *flux) logOf(controller string) string { return filepath.Join(f.logs, controller+".log") }
+
 // logTails logs the last lines of both controllers' logs.
 func (f *flux) logTails(t *testing.T) {
-	for _, name := range []string{"source-controller.log", "kustomize-controller.log"} {
-		data, err := os.ReadFile(filepath.Join(f.logs, name))
+	for _, name := range []string{sourceController, kustomizeController} {
+		data, err := os.ReadFile(f.logOf(name))
 		if err != nil {
 			t.Logf("%s: %v", name, err)
 			continue
@@ -299,7 +304,7 @@ func (f *flux) reconcileNow(ctx context.Context, g Gomega) fluxStatus {
 // logged after since, its output: object -> action (created, configured,
 // unchanged, ...).
 func (f *flux) applyOutputs(g Gomega, since time.Time) []map[string]string {
-	file, err := os.Open(f.kustomizeLog)
+	file, err := os.Open(f.logOf(kustomizeController))
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = file.Close() }() // read only
 	var outputs []map[string]string
