@@ -46,7 +46,10 @@ import (
 // it; the kubeconfig has only the permissions docs/hosting-clusters.md lists.
 // Before clusterctl init on the workload cluster, the images of Cluster API,
 // cert-manager and the provider are imported into its node Pods' containerd,
-// as kind load does for the docker provider: no registry is in reach. After
+// as kind load does for the docker provider: no registry is in reach. Then
+// Cluster API and the provider are installed with the Cluster API Operator as
+// docs/install.md shows (the spec's clusterctl init finds them and does
+// nothing), so the move's target is an operator-managed cluster. After
 // each move the suite checks that no node Pod was recreated or restarted. The
 // Kubernetes upgrade of the spec is skipped (SkipUpgrade).
 var _ = Describe("When testing Cluster API working on self-hosted clusters", minutes(8), func() {
@@ -85,6 +88,7 @@ var _ = Describe("When testing Cluster API working on self-hosted clusters", min
 				if proxy.GetName() != bootstrapClusterProxy.GetName() {
 					loadManagementImages(hostingNamespace)
 					nodePods = listNodePods(hostingNamespace)
+					installWithOperator(proxy, filepath.Join(artifactFolder, "clusters", proxy.GetName()))
 				}
 			},
 			// Called on the self-hosted cluster after the move into it.

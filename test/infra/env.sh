@@ -16,6 +16,8 @@
 #   CAPK_PREVIOUS_KUBERNETES  0: no node image of the previous Kubernetes minor, which
 #                             only the upgrade test uses [1]
 #   CAPK_FLUX                 0: no Flux controllers, which only the GitOps test uses [1]
+#   CAPK_CAPI_OPERATOR        0: no Cluster API Operator, which only the self-hosted
+#                             spec uses [1]
 #   CAPK_CONTROLLER_CPU       the CPU request given to management Deployments that
 #                             request none (see request_controller_cpu) [50m]
 #   CAPK_HOSTING_EXTRA_NODES  hosting nodes besides the first (hosting/nodes.sh): the
@@ -27,7 +29,8 @@
 # MANAGEMENT_IMAGES, KUBECTL, KUBERNETES_VERSION, KUBERNETES_NODE_IMAGE,
 # KUBERNETES_PREVIOUS_VERSION and KUBERNETES_PREVIOUS_NODE_IMAGE of the minor
 # before for the upgrade test, TIMELINE, the program that shows where a
-# cluster's time went, FLUX, the folder of Flux's controllers and CRDs) for the
+# cluster's time went, FLUX, the folder of Flux's controllers and CRDs,
+# CAPI_OPERATOR, the folder of the Cluster API Operator and its CRDs) for the
 # tests and the quickstart. `down` removes everything `up` created.
 set -euo pipefail
 
@@ -57,6 +60,8 @@ build() {
   MANAGEMENT=$("$here/management/build.sh")
   FLUX="" # the GitOps test's source-controller and kustomize-controller
   [ "${CAPK_FLUX:-1}" = 0 ] || FLUX=$("$repo/test/infra/builds/flux.sh")
+  CAPI_OPERATOR="" # the self-hosted spec's installer of its second management cluster
+  [ "${CAPK_CAPI_OPERATOR:-1}" = 0 ] || CAPI_OPERATOR=$("$repo/test/infra/builds/capi-operator.sh")
   wait "$pid" || die "building the node images failed"
   NODE_IMAGE_TAR=$(cat "$node_image_out")
   PREVIOUS_NODE_IMAGE_TAR=$(cat "$previous_image_out")
@@ -178,6 +183,7 @@ KUBERNETES_PREVIOUS_VERSION=$KUBERNETES_PREVIOUS_VERSION
 KUBERNETES_PREVIOUS_NODE_IMAGE=$KUBERNETES_PREVIOUS_NODE_IMAGE
 TIMELINE=$TOOLS/timeline
 FLUX=$FLUX
+CAPI_OPERATOR=$CAPI_OPERATOR
 PODNET_MANIFEST=$here/podnet/podnet.yaml
 PODNET_IMAGE=$(sed -n 's/^ *image: *//p' "$here/podnet/podnet.yaml")
 ENV

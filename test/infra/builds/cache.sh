@@ -37,3 +37,25 @@ sources_key() {
 module_version() {
   (cd "$1" && go list -m -f '{{.Version}}' "$2")
 }
+
+# install_cmd <module> <version> <binary> <folder>: builds the main package
+# <module>/cmd of a release into <folder>/<binary>. `go install pkg@version`
+# builds with the release's own go.mod and go.sum, so no wrapper module is
+# needed; it names the binary "cmd". The check is that the binary carries the
+# module at that version.
+install_cmd() {
+  local module=$1 version=$2 binary=$3 folder=$4 tmp
+  tmp=$(mktemp -d)
+  if ! GOBIN=$tmp go install -trimpath -ldflags "-s -w" "$module/cmd@$version"; then
+    rm -rf "$tmp"
+    return 1
+  fi
+  if ! go version -m "$tmp/cmd" | awk '$1 == "mod" {print $2, $3}' | grep -qx "$module $version"; then
+    echo "the build does not carry $module $version" >&2
+    rm -rf "$tmp"
+    return 1
+  fi
+  mkdir -p "$folder"
+  mv "$tmp/cmd" "$folder/$binary"
+  rm -rf "$tmp"
+}
