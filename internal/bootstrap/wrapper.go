@@ -20,6 +20,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The node container's wrapper: it installs the bootstrap unit, makes the
@@ -39,6 +40,11 @@ import (
 //     lower oom_score_adj that containerd gives containers unless told not to
 //     (restrict_oom_score_adj, which kind's entrypoint sets only in user
 //     namespaces).
+//   - a Pod is stopped within its termination grace period, while systemd
+//     waits 90 s for each unit by default; a control plane's kube-apiserver
+//     takes about 40 s on SIGTERM, so the grace period ran out and the node
+//     was killed mid-shutdown. systemd gets a short stop timeout instead, so
+//     it kills what is slow and still halts by itself, unmounting as it goes.
 const (
 	entrypointPath       = "/usr/local/bin/entrypoint"
 	initPath             = "/sbin/init"
@@ -47,6 +53,7 @@ const (
 	kubeletDropInDir     = systemdUnitDir + "/kubelet.service.d"
 	cgroupV1DropIn       = "05-capk-cgroup-v1.conf"
 	cgroupV1FixPath      = "/usr/local/sbin/capk-unmount-unscoped-cgroups"
+	managerDropInPath    = "/etc/systemd/system.conf.d/capk-stop-timeout.conf"
 	capSysResource       = 24
 
 	// fileHeredocDelimiter must never occur as a line of the files below.
@@ -88,6 +95,7 @@ func wrapperScript(root string) string {
 		"root=" + shellQuote(root),
 		installUnit(),
 		restrictOOMScoreAdj(),
+		shortenStopTimeout(),
 		prepareCgroups(),
 		`exec "${root}` + entrypointPath + `" ` + initPath,
 	}, "\n") + "\n"
@@ -102,6 +110,22 @@ func installUnit() string {
 		`cat > "${unit_dir}/` + unitName + `" <<'` + unitHeredocDelimiter + `'`,
 		unit + unitHeredocDelimiter,
 		`ln -sfn "../` + unitName + `" "${unit_dir}/` + wantsDir + "/" + unitName + `"`,
+	}, "\n")
+}
+
+// StopTimeout is how long systemd in a node waits for a unit to stop (and, at
+// the end of its shutdown, for the processes left) before it kills them: well
+// inside the node Pod's termination grace period.
+const StopTimeout = 5 * time.Second
+
+var managerDropIn = "[Manager]\nDefaultTimeoutStopSec=" + strconv.Itoa(int(StopTimeout.Seconds())) + "s\n"
+
+// shortenStopTimeout writes the systemd manager drop-in with StopTimeout.
+func shortenStopTimeout() string {
+	return strings.Join([]string{
+		`mkdir -p "${root}` + path.Dir(managerDropInPath) + `"`,
+		`cat > "${root}` + managerDropInPath + `" <<'` + fileHeredocDelimiter + `'`,
+		managerDropIn + fileHeredocDelimiter,
 	}, "\n")
 }
 

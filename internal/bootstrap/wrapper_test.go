@@ -120,6 +120,7 @@ func TestWrapperScriptInstallsTheUnitAndExecsTheEntrypointWithInit(t *testing.T)
 		linked, err := os.ReadFile(wantsLink)
 		g.Expect(err).NotTo(HaveOccurred(), "the wants link resolves")
 		g.Expect(string(linked)).To(Equal(unit))
+		g.Expect(n.read(managerDropInPath)).To(Equal("[Manager]\nDefaultTimeoutStopSec=5s\n"))
 	}
 }
 
@@ -226,9 +227,9 @@ func TestWrapperScriptRestrictsOOMScoreAdjOnlyWithoutCapSysResource(t *testing.T
 
 // The cgroup v1 files go through quoted heredocs, as the unit does: the
 // delimiter must not be a line of either.
-func TestCgroupV1FilesNeverContainTheHeredocDelimiter(t *testing.T) {
+func TestWrittenFilesNeverContainTheHeredocDelimiter(t *testing.T) {
 	g := NewWithT(t)
-	for _, content := range []string{cgroupV1Fix(cgroupMount), cgroupV1DropInUnit} {
+	for _, content := range []string{cgroupV1Fix(cgroupMount), cgroupV1DropInUnit, managerDropIn} {
 		g.Expect(strings.Split(content, "\n")).NotTo(ContainElement(fileHeredocDelimiter))
 	}
 }

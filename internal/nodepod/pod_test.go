@@ -19,6 +19,7 @@ package nodepod
 import (
 	"maps"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -70,6 +71,8 @@ func TestPodIsAPrivilegedSystemdNodeWithoutAccessToTheHostingAPI(t *testing.T) {
 	g.Expect(pod.Spec.EnableServiceLinks).To(Equal(ptr.To(false)))
 	g.Expect(pod.Spec.DNSPolicy).To(Equal(corev1.DNSDefault))
 	g.Expect(pod.Spec.TerminationGracePeriodSeconds).To(Equal(ptr.To[int64](30)))
+	g.Expect(time.Duration(*pod.Spec.TerminationGracePeriodSeconds)*time.Second).To(BeNumerically(">=", 3*bootstrap.StopTimeout),
+		"systemd in the node kills slow units and still halts by itself well inside the grace period")
 	g.Expect(pod.Spec.InitContainers).To(BeEmpty())
 
 	container := nodeContainerOf(g, pod)
