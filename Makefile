@@ -90,6 +90,10 @@ test-e2e: release-manifests ## Run the end-to-end tests (root): local hosting cl
 test-e2e-rolling-drain: release-manifests ## Run the zones test (root) with a rolling drain of all three hosting nodes (make test-e2e drains one).
 	CAPK_E2E_ROLLING_DRAIN=1 go test -tags e2e ./test/e2e/... -count=1 -v -timeout 80m -run TestHostingZones $(TEST_ARGS)
 
+.PHONY: test-e2e-cgroupv2
+test-e2e-cgroupv2: release-manifests ## Run a workload cluster with its worker on the cgroup v2 hosting node (root; a VM under qemu's software CPU, joined by test/infra/env.sh vm-node).
+	go test -tags 'e2e cgroupv2' ./test/e2e/... -count=1 -v -timeout 80m -run TestCgroupV2HostingNode $(TEST_ARGS)
+
 .PHONY: test-capi-e2e
 test-capi-e2e: release-manifests $(KUSTOMIZE) ## Run Cluster API's own e2e specs (root) against the provider on the local environment (reused when it runs).
 	KUSTOMIZE=$(KUSTOMIZE) test/capi-e2e/run.sh
