@@ -181,9 +181,10 @@ const (
 	softwareCPUHealthCheckSeconds = int64(1800)
 )
 
-// forSoftwareCPU gives every kubelet softwareCPURuntimeTimeout, the machines
-// of the placed templates softwareCPUBootstrapTimeout and kubeadm init
-// softwareCPUHealthCheckSeconds, and drops the MachineHealthChecks, whose
+// forSoftwareCPU gives the kubelets of the placed templates
+// softwareCPURuntimeTimeout, their machines softwareCPUBootstrapTimeout and,
+// for the control plane, kubeadm softwareCPUHealthCheckSeconds, and drops the
+// MachineHealthChecks, whose
 // 5 minutes NotReady replaced a worker before it could be Ready under the
 // software CPU. Nothing else of the default template changes; all of it is
 // about the VM's speed, not cgroup v2.
@@ -191,14 +192,17 @@ func forSoftwareCPU(g Gomega, placed []string, objects []*unstructured.Unstructu
 	var kept []*unstructured.Unstructured
 	var patched int
 	for _, obj := range objects {
-		switch obj.GetKind() {
-		case "MachineHealthCheck":
+		if obj.GetKind() == "MachineHealthCheck" {
 			continue
+		}
+		kept = append(kept, obj)
+		if !slices.Contains(placed, obj.GetName()) { // the templates share their names
+			continue
+		}
+		switch obj.GetKind() {
 		case "KubernetesMachineTemplate":
-			if slices.Contains(placed, obj.GetName()) {
-				g.Expect(unstructured.SetNestedField(obj.Object, softwareCPUBootstrapTimeout,
-					"spec", "template", "spec", "bootstrapTimeout")).To(Succeed())
-			}
+			g.Expect(unstructured.SetNestedField(obj.Object, softwareCPUBootstrapTimeout,
+				"spec", "template", "spec", "bootstrapTimeout")).To(Succeed())
 		case "KubeadmConfigTemplate":
 			patched += withRuntimeTimeout(g, obj, "spec", "template", "spec", "files")
 		case "KubeadmControlPlane":
@@ -210,9 +214,8 @@ func forSoftwareCPU(g Gomega, placed []string, objects []*unstructured.Unstructu
 				}
 			}
 		}
-		kept = append(kept, obj)
 	}
-	g.Expect(patched).To(Equal(2), "KubeletConfiguration patches in the control plane's and the workers' bootstrap templates")
+	g.Expect(patched).To(Equal(len(placed)), "KubeletConfiguration patches in the bootstrap templates of %v", placed)
 	return kept
 }
 
