@@ -29,6 +29,9 @@
 #   install their own.
 # - kubeadm's own pause image is preloaded beside kind's sandbox image, since
 #   Cluster API's kubeadm bootstrap runs the image preflight check.
+# - kube-proxy and podnet run on a layer of the rootfs's iptables, nftables
+#   and iproute2 packages and their libraries (net_layer), as upstream's
+#   distroless kube-proxy image does, not on the whole rootfs.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -151,6 +154,8 @@ copy_kind_files() {
 component_images() {
   local dir=$1 b ref
   mkdir -p "$dir"
+  NET_TAR=$WORK/net.tar
+  net_layer "$NET_TAR"
   for b in kube-apiserver kube-controller-manager kube-scheduler; do
     static_image "$(image_for "$b")" "$BIN/$b" "$dir/$b.tar"
   done
@@ -178,9 +183,8 @@ static_image() { # static_image <ref> <binary> <out>
     -env PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 }
 
-# debian_image: kube-proxy and podnet run iptables and ip, so they need a
-# Debian userland: the node's rootfs serves (the programs kind builds are in
-# the node layer, not in it). iptables-wrapper stands in for the iptables
+# debian_image: kube-proxy and podnet run iptables and ip, so they need
+# those programs: NET_TAR. iptables-wrapper stands in for the iptables
 # programs ahead of /usr/sbin, so that the rules go to the node's backend, as
 # upstream's kube-proxy image does it.
 debian_image() { # debian_image <ref> <binary> <out>
@@ -190,9 +194,72 @@ debian_image() { # debian_image <ref> <binary> <out>
       wrapped+=(-file "$TOOLS/iptables-wrapper:/usr/local/bin/$name$suffix:0755")
     done
   done
-  "$TOOLS/oci-image" -ref "$1" -out "$3" -layer "$BASE_TAR" -file "$2:/usr/local/bin/$(basename "$2"):0755" \
+  "$TOOLS/oci-image" -ref "$1" -out "$3" -layer "$NET_TAR" -file "$2:/usr/local/bin/$(basename "$2"):0755" \
     "${wrapped[@]}" -env PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 }
+
+# net_layer writes the layer kube-proxy and podnet run on: the rootfs's
+# Debian packages of iptables, nftables (kube-proxy cleans up after its nft
+# mode), iproute2 and netbase and the libraries they depend on, like
+# upstream's distroless kube-proxy image, not the whole rootfs. Every node's
+# containerd unpacks this layer before kube-proxy starts: the ~190 MB rootfs
+# took ~5 minutes of the cgroup v2 VM's software CPU. glibc's character set
+# converters stay out too (8 MB no program here loads). The programs must run
+# from the layer alone, or the build fails.
+net_layer() { # net_layer <out>
+  local tree=$WORK/net p list
+  mkdir -p "$tree"
+  for p in $(package_closure iptables nftables iproute2 netbase); do
+    list=$ROOTFS/var/lib/dpkg/info/$p.list
+    [ -f "$list" ] || list=$ROOTFS/var/lib/dpkg/info/$p:amd64.list
+    [ -f "$list" ] || die "no file list for package $p in the rootfs"
+    cat "$list"
+  done | usr_merged | grep -v '/gconv/' | sort -u | while IFS= read -r p; do
+    if [ -e "$ROOTFS$p" ] || [ -L "$ROOTFS$p" ]; then printf '.%s\n' "$p"; fi
+  done >"$WORK/net.files"
+  printf '%s\n' ./bin ./sbin ./lib ./lib64 ./etc/passwd ./etc/group ./run ./tmp >>"$WORK/net.files"
+  tar --numeric-owner -C "$ROOTFS" --no-recursion -T "$WORK/net.files" -cf "$1"
+  tar -C "$tree" -xf "$1"
+  for p in "iptables-nft --version" "iptables-legacy --version" "ip6tables-nft-save --version" "nft --version" \
+    "ip -V" "bridge -V"; do
+    chroot "$tree" /usr/sbin/$p >/dev/null 2>&1 || die "the network layer cannot run $p: $(chroot "$tree" /usr/sbin/$p 2>&1)"
+  done
+  rm -rf "$tree"
+}
+
+# package_closure prints the named packages installed in the rootfs and those
+# they depend on, one a line; debconf and perl, which only the packages'
+# install scripts use, are left out.
+package_closure() { # package_closure <package>...
+  awk -v want="$*" '
+    /^Package: / { p = $2 }
+    /^Status: .* installed$/ { installed[p] = 1 }
+    /^(Pre-)?Depends: / { sub(/^[^:]*: /, ""); deps[p] = deps[p] "," $0 }
+    END {
+      skip["debconf"] = skip["perl-base"] = 1
+      n = split(want, queue, " ")
+      for (i = 1; i <= n; i++) seen[queue[i]] = 1
+      for (i = 1; i <= n; i++) {
+        p = queue[i]
+        if (!installed[p]) { print "not installed: " p > "/dev/stderr"; exit 1 }
+        print p
+        m = split(deps[p], d, ",")
+        for (j = 1; j <= m; j++) {
+          k = split(d[j], alt, "|")
+          for (a = 1; a <= k; a++) {
+            name = alt[a]; gsub(/\([^)]*\)|:any|[ \t]/, "", name)
+            if (!installed[name] || skip[name]) continue
+            if (!seen[name]) { seen[name] = 1; queue[++n] = name }
+            break
+          }
+        }
+      }
+    }' "$ROOTFS/var/lib/dpkg/status"
+}
+
+# usr_merged maps the paths of dpkg's file lists to where the merged-/usr
+# rootfs has them (/lib/x is /usr/lib/x), so the layer holds each file once.
+usr_merged() { sed -E 's#^/(bin|sbin|lib|lib64)(/|$)#/usr/\1\2#'; }
 
 # import_images imports the tarballs into the containerd store under <root>
 # as kind's node image build does (ctr images import --no-unpack --digests,
