@@ -36,9 +36,9 @@ import (
 	"github.com/capi-kubernetes/cluster-api-provider-kubernetes/internal/nodepod"
 )
 
-// The workload image is podnet's: the only preloaded image with a Debian
-// userland, and no registry is reachable. It is kind's node userland, which has
-// no socat or netcat: systemd-socket-activate serves, bash's /dev/tcp connects.
+// The workload image (WORKLOAD_IMAGE) is preloaded in the node image, as no
+// registry is reachable. It is kind's node userland, which has no socat or
+// netcat: systemd-socket-activate serves, bash's /dev/tcp connects.
 const echoPort = 8080
 
 // expectCrossNodeTraffic runs an echo server on two different workers and,
@@ -101,7 +101,7 @@ func echoDeployment() *appsv1.Deployment {
 					}},
 					Containers: []corev1.Container{{
 						Name:            "echo",
-						Image:           env.settings["PODNET_IMAGE"],
+						Image:           env.settings["WORKLOAD_IMAGE"],
 						ImagePullPolicy: corev1.PullIfNotPresent,
 						// answers every connection with the Pod's name
 						Command: []string{"systemd-socket-activate", "--accept", "--inetd",
@@ -136,7 +136,7 @@ func probeJob(nodeName, script string) *batchv1.Job {
 				RestartPolicy: corev1.RestartPolicyNever,
 				Containers: []corev1.Container{{
 					Name:            "probe",
-					Image:           env.settings["PODNET_IMAGE"],
+					Image:           env.settings["WORKLOAD_IMAGE"],
 					ImagePullPolicy: corev1.PullIfNotPresent,
 					Command:         []string{"bash", "-c", script},
 				}},

@@ -22,16 +22,18 @@
 #                             request none (see request_controller_cpu) [50m]
 #   CAPK_HOSTING_EXTRA_NODES  hosting nodes besides the first (hosting/nodes.sh): the
 #                             tests' hosting cluster has three, in zones a, b and c [2]
-#   CAPK_HOSTING_VM_NODE      1: `up` issues the cgroup v2 node's identity, so that
-#                             `vm-node` can join it later [1]
+#   CAPK_HOSTING_VM_NODE      1: `build` also builds the cgroup v2 node's disk and
+#                             `up` issues its identity, so that `vm-node` can join
+#                             it later [1]
 #
 # `up` writes $CAPK_HOSTING_STATE/e2e.env (KUBECONFIG, CLUSTERCTL, CLUSTERCTL_CONFIG,
 # MANAGEMENT_IMAGES, KUBECTL, KUBERNETES_VERSION, KUBERNETES_NODE_IMAGE,
 # KUBERNETES_PREVIOUS_VERSION and KUBERNETES_PREVIOUS_NODE_IMAGE of the minor
 # before for the upgrade test, TIMELINE, the program that shows where a
 # cluster's time went, FLUX, the folder of Flux's controllers and CRDs,
-# CAPI_OPERATOR, the folder of the Cluster API Operator and its CRDs) for the
-# tests and the quickstart. `down` removes everything `up` created.
+# CAPI_OPERATOR, the folder of the Cluster API Operator and its CRDs,
+# WORKLOAD_IMAGE, the image the e2e's workloads run) for the tests and the
+# quickstart. `down` removes everything `up` created.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -39,6 +41,9 @@ repo=$(cd "$here/../.." && pwd)
 state=${CAPK_HOSTING_STATE:-/var/lib/capk-hosting}
 export GOTOOLCHAIN=local
 export CAPK_HOSTING_EXTRA_NODES=${CAPK_HOSTING_EXTRA_NODES:-2} CAPK_HOSTING_VM_NODE=${CAPK_HOSTING_VM_NODE:-1}
+# The image the e2e's workloads run (an echo server, probes with bash), preloaded
+# in the node images: kind's node userland (node-image/build-kind.sh).
+export CAPK_NODE_WORKLOAD_IMAGE=${CAPK_NODE_WORKLOAD_IMAGE:-localhost/capk/e2e-workload:trixie}
 
 log() { printf '[%s] env: %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -58,11 +63,20 @@ build() {
   { "$here/node-image/build-kind.sh" >"$node_image_out" && build_previous_node_image >"$previous_image_out"; } &
   pid=$!
   MANAGEMENT=$("$here/management/build.sh")
+  # The cgroup v2 node's disk, for `vm-node`: its debootstrap is mostly
+  # network and dpkg, so it runs beside the compiles too, started once the
+  # node image's build is past its own apt-get installs (one dpkg at a time).
+  local vm_pid=""
+  if [ "$CAPK_HOSTING_VM_NODE" = 1 ]; then
+    "$here/hosting/vm/build.sh" >/dev/null &
+    vm_pid=$!
+  fi
   FLUX="" # the GitOps test's source-controller and kustomize-controller
   [ "${CAPK_FLUX:-1}" = 0 ] || FLUX=$("$repo/test/infra/builds/flux.sh")
   CAPI_OPERATOR="" # the self-hosted spec's installer of its second management cluster
   [ "${CAPK_CAPI_OPERATOR:-1}" = 0 ] || CAPI_OPERATOR=$("$repo/test/infra/builds/capi-operator.sh")
   wait "$pid" || die "building the node images failed"
+  [ -z "$vm_pid" ] || wait "$vm_pid" || die "building the cgroup v2 node's disk failed"
   NODE_IMAGE_TAR=$(cat "$node_image_out")
   PREVIOUS_NODE_IMAGE_TAR=$(cat "$previous_image_out")
   rm -f "$node_image_out" "$previous_image_out"
@@ -186,6 +200,7 @@ FLUX=$FLUX
 CAPI_OPERATOR=$CAPI_OPERATOR
 PODNET_MANIFEST=$here/podnet/podnet.yaml
 PODNET_IMAGE=$(sed -n 's/^ *image: *//p' "$here/podnet/podnet.yaml")
+WORKLOAD_IMAGE=$CAPK_NODE_WORKLOAD_IMAGE
 ENV
 }
 

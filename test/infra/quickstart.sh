@@ -24,7 +24,8 @@ start=$SECONDS
 # Flux or Cluster API Operator: no need to build them.
 # One hosting node is enough for the quickstart, and quicker to load images into.
 [ -f "$state/e2e.env" ] || CAPK_PREVIOUS_KUBERNETES=${CAPK_PREVIOUS_KUBERNETES:-0} CAPK_FLUX=${CAPK_FLUX:-0} \
-  CAPK_CAPI_OPERATOR=${CAPK_CAPI_OPERATOR:-0} CAPK_HOSTING_EXTRA_NODES=${CAPK_HOSTING_EXTRA_NODES:-0} "$here/env.sh" up
+  CAPK_CAPI_OPERATOR=${CAPK_CAPI_OPERATOR:-0} CAPK_HOSTING_EXTRA_NODES=${CAPK_HOSTING_EXTRA_NODES:-0} \
+    CAPK_HOSTING_VM_NODE=${CAPK_HOSTING_VM_NODE:-0} "$here/env.sh" up
 set -a
 # shellcheck disable=SC1091
 source "$state/e2e.env"

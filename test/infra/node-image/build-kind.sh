@@ -20,6 +20,9 @@
 #   CAPK_NODE_PAUSE_IMAGES  more references the pause image is preloaded as, besides
 #                       kubeadm's and kind's [registry.k8s.io/pause:3.10.1: Cluster API
 #                       v1.14's e2e framework runs its drain workloads with it]
+#   CAPK_NODE_WORKLOAD_IMAGE  when set, also preload under this reference an image of
+#                       kind's node userland, for the end-to-end tests' workloads
+#                       (env.sh sets it) []
 #
 # Where it differs from kind's own build, and why:
 # - The images are built here from the binaries of the same versions (no
@@ -59,6 +62,7 @@ inputs() {
   IMAGE=${CAPK_NODE_IMAGE:-docker.io/kindest/node:$KUBE_VERSION}
   PODNET_IMAGE=$(sed -n 's/^ *image: *//p' "$here/../podnet/podnet.yaml")
   PAUSE_IMAGES=${CAPK_NODE_PAUSE_IMAGES-registry.k8s.io/pause:3.10.1}
+  WORKLOAD_IMAGE=${CAPK_NODE_WORKLOAD_IMAGE:-}
   KIND_PAUSE_IMAGE=$(sed -n 's/^ *sandbox_image = "\(.*\)"$/\1/p' "$RECIPE/files/etc/containerd/config.toml")
   [ -n "$KIND_PAUSE_IMAGE" ] || die "kind's containerd config names no sandbox_image"
 }
@@ -162,6 +166,9 @@ component_images() {
   static_image "$(image_for etcd)" "$BIN/etcd" "$dir/etcd.tar"
   debian_image "$(image_for kube-proxy)" "$BIN/kube-proxy" "$dir/kube-proxy.tar"
   debian_image "$PODNET_IMAGE" "$TOOLS/podnet" "$dir/podnet.tar"
+  # unpacked only on the nodes that run a workload of it
+  [ -z "$WORKLOAD_IMAGE" ] || "$TOOLS/oci-image" -ref "$WORKLOAD_IMAGE" -out "$dir/workload.tar" -layer "$BASE_TAR" \
+    -env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
   "$TOOLS/oci-image" -ref "$(image_for coredns)" -out "$dir/coredns.tar" -file "$COREDNS_BIN:/coredns:0755" \
     -entrypoint '["/coredns"]'
   local pauses=("$KIND_PAUSE_IMAGE" "$(image_for pause)")
@@ -328,7 +335,7 @@ main() {
   wait "$rootfs_pid" || die "building the Debian rootfs failed"
   rootfs # built by now: only sets ROOTFS and BASE_TAR
   local key out
-  key=$({ cat "${BASH_SOURCE[0]}"; echo "$IMAGE $PODNET_IMAGE $BASE_TAR $PROGRAMS ${IMAGES[*]} $PAUSE_IMAGES $TOOLS";
+  key=$({ cat "${BASH_SOURCE[0]}"; echo "$IMAGE $PODNET_IMAGE $WORKLOAD_IMAGE $BASE_TAR $PROGRAMS ${IMAGES[*]} $PAUSE_IMAGES $TOOLS";
     sha256sum "$BIN"/* "$COREDNS_BIN"; } | hash_of)
   out=$cache/kind-node-image-$KUBE_VERSION-$key.tar
   if [ ! -f "$out" ]; then
