@@ -58,7 +58,9 @@ configure() {
   local r=$1
   echo "capk-vm" >"$r/etc/hostname"
   printf '/dev/vda / ext4 defaults 0 1\n' >"$r/etc/fstab"
-  printf 'LABEL=capk-node /var/lib/capk ext4 defaults,nofail,x-systemd.device-timeout=20s 0 2\n' >>"$r/etc/fstab"
+  # udev names the disk by its label late under the software CPU: once more
+  # than 20 s after the unit began waiting (2026-12-07), so it waits 5 minutes.
+  printf 'LABEL=capk-node /var/lib/capk ext4 defaults,nofail,x-systemd.device-timeout=5min 0 2\n' >>"$r/etc/fstab"
   mkdir -p "$r/var/lib/capk"
   cat >"$r/etc/systemd/system/capk-node.service" <<'EOF'
 [Unit]

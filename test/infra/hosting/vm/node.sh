@@ -260,6 +260,10 @@ wait_ready() {
       log "multi-user after ${booted}s: $report"
       [[ "$report" == *" cgroupfs=cgroup2fs "* ]] || die "the VM is not on the unified cgroup hierarchy: $report"
     fi
+    if grep -a -q 'Dependency failed for .*capk-node' "$S/logs/vm-v2.console" 2>/dev/null; then
+      tail -40 "$S/logs/vm-v2.console" >&2
+      die "the VM did not mount the node disk (label capk-node), so it cannot join"
+    fi
     status=$(kubectl_ get node "$VM_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null || true)
     if [ -z "$registered" ] && [ -n "$status" ]; then
       registered=$((SECONDS - start))
