@@ -90,8 +90,8 @@ func runTests(m *testing.M) int {
 	return code
 }
 
-func envScript(action string) error {
-	cmd := exec.Command(filepath.Join(envtest.RepositoryRoot(), "test", "infra", "env.sh"), action)
+func envScript(args ...string) error {
+	cmd := exec.Command(filepath.Join(envtest.RepositoryRoot(), "test", "infra", "env.sh"), args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	return cmd.Run()
 }

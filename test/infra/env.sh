@@ -6,10 +6,11 @@
 # provider installed by `clusterctl init` from a local repository, running as
 # Pods in that cluster, which is also the management cluster.
 #
-# usage: test/infra/env.sh up|down|status|build|vm-node
+# usage: test/infra/env.sh up|down|status|build|vm-node [down]
 #   build: only build (or find in the cache) what `up` needs, and start nothing
 #   vm-node: join the cgroup v2 hosting node to the environment that is up
-#            (hosting/vm/node.sh, a VM under qemu's software CPU)
+#            (hosting/vm/node.sh, a VM under qemu's software CPU);
+#            `vm-node down` stops it and removes its Node
 #
 # Environment (defaults in brackets), besides those of hosting-cluster.sh:
 #   CAPK_CACHE                cache root for everything built [~/.cache/capk]
@@ -224,6 +225,10 @@ down() {
 # disk; the management images stay off it (its taint keeps their Pods away).
 vm_node() {
   [ -f "$state/e2e.env" ] || die "no environment: run $0 up first"
+  if [ "${1:-up}" = down ]; then
+    "$here/hosting/vm/node.sh" down
+    return
+  fi
   local tar
   # shellcheck disable=SC1091
   tar=$(source "$state/e2e.env" && echo "${NODE_IMAGE_TAR:-}")
@@ -236,6 +241,6 @@ build) build ;;
 up) up ;;
 down) down ;;
 status) "$here/hosting/hosting-cluster.sh" status ;;
-vm-node) vm_node ;;
-*) echo "usage: $0 up|down|status|build|vm-node" >&2; exit 2 ;;
+vm-node) vm_node "${2:-up}" ;;
+*) echo "usage: $0 up|down|status|build|vm-node [down]" >&2; exit 2 ;;
 esac

@@ -19,15 +19,19 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 )
 
 // The labels and names the timeline finds objects by: Cluster API's, and the
@@ -117,9 +121,20 @@ func (m *management) addNodePods(ctx context.Context, machines []MachineInput) e
 	return nil
 }
 
+// consoleBackoff is how often, and how far apart, opening a console log is
+// tried: the API server reads it from the hosting node's kubelet, and a
+// kubelet on a busy hosting node (the cgroup v2 VM beside Cluster API's
+// specs) missed the API server's 10-second TLS handshake once.
+var consoleBackoff = wait.Backoff{Steps: 5, Duration: 2 * time.Second, Factor: 2}
+
 func (m *management) addConsole(ctx context.Context, found Milestones, pod string) error {
-	log, err := m.core.CoreV1().Pods(m.namespace).GetLogs(pod,
-		&corev1.PodLogOptions{Container: nodeContainerName, Timestamps: true}).Stream(ctx)
+	var log io.ReadCloser
+	err := retry.OnError(consoleBackoff, func(err error) bool { return !errors.IsNotFound(err) }, func() error {
+		var err error
+		log, err = m.core.CoreV1().Pods(m.namespace).GetLogs(pod,
+			&corev1.PodLogOptions{Container: nodeContainerName, Timestamps: true}).Stream(ctx)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("reading the console log of node Pod %s: %w", pod, err)
 	}

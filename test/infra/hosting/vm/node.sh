@@ -18,6 +18,8 @@
 #
 # usage: test/infra/hosting/vm/node.sh up [image.tar ...]   the images to preload
 #                                                           (the pause image always)
+#        test/infra/hosting/vm/node.sh down                 stop the VM, remove its
+#                                                           Node and disks
 #
 # Environment:
 #   CAPK_HOSTING_STATE    the hosting cluster's state folder [/var/lib/capk-hosting]
@@ -304,7 +306,29 @@ up() {
   wait_ready "$SECONDS"
 }
 
+# down stops the VM and removes its Node and its disks: the hosting cluster is
+# as it was before `up` (the Pods bound to the Node go with it, by the pod
+# garbage collector), and `up` can join it again. Under the software CPU even
+# an idle VM keeps most of a host core busy.
+down() {
+  local pid
+  load
+  if [ -f "$S/pids/qemu-v2.pid" ]; then
+    pid=$(cat "$S/pids/qemu-v2.pid")
+    if grep -qa qemu-system "/proc/$pid/cmdline" 2>/dev/null; then
+      kill "$pid"
+      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+      kill -9 "$pid" 2>/dev/null || true
+    fi
+    rm -f "$S/pids/qemu-v2.pid"
+  fi
+  kubectl_ delete node "$VM_NAME" --ignore-not-found --wait=false >/dev/null
+  rm -rf "$D"
+  log "VM stopped, Node $VM_NAME and the disks removed"
+}
+
 case "${1:-}" in
 up) shift; up "$@" ;;
-*) die "usage: $0 up [image.tar ...]" ;;
+down) down ;;
+*) die "usage: $0 up [image.tar ...] | down" ;;
 esac
