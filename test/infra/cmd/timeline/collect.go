@@ -23,7 +23,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -129,7 +129,7 @@ var consoleBackoff = wait.Backoff{Steps: 5, Duration: 2 * time.Second, Factor: 2
 
 func (m *management) addConsole(ctx context.Context, found Milestones, pod string) error {
 	var log io.ReadCloser
-	err := retry.OnError(consoleBackoff, func(err error) bool { return !errors.IsNotFound(err) }, func() error {
+	err := retry.OnError(consoleBackoff, func(err error) bool { return !apierrors.IsNotFound(err) }, func() error {
 		var err error
 		log, err = m.core.CoreV1().Pods(m.namespace).GetLogs(pod,
 			&corev1.PodLogOptions{Container: nodeContainerName, Timestamps: true}).Stream(ctx)
