@@ -25,8 +25,6 @@
 #   CAPK_HOSTING_STATE    the hosting cluster's state folder [/var/lib/capk-hosting]
 #   CAPK_VM_MEMORY        the VM's memory [4G]
 #   CAPK_VM_JOIN_TIMEOUT  seconds to wait for the Node to be Ready [900]
-#   CAPK_VM_NICE          qemu's niceness [0]: .ci/run runs the VM beside Cluster
-#                         API's specs and gives it only the CPU they leave
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -240,7 +238,7 @@ boot() {
   chmod 0755 "$D/ifup.sh"
   # One host thread for both virtual CPUs: see smoke.sh. The root disk is a
   # snapshot (writes go to a temporary file in $D), so every boot starts from the build.
-  TMPDIR=$D setsid nice -n "${CAPK_VM_NICE:-0}" qemu-system-x86_64 -machine q35 -accel tcg,thread=single -cpu max -smp 2 \
+  TMPDIR=$D setsid qemu-system-x86_64 -machine q35 -accel tcg,thread=single -cpu max -smp 2 \
     -m "${CAPK_VM_MEMORY:-4G}" -kernel "$vm/vmlinuz" -initrd "$vm/initrd.img" \
     -append "root=/dev/vda rw console=ttyS0 systemd.unified_cgroup_hierarchy=1 net.ifnames=0 quiet" \
     -drive "file=$vm/disk.img,if=virtio,format=raw,snapshot=on" \
