@@ -110,24 +110,25 @@ image_name() { # image_name <tarball>
   echo "$name"
 }
 
-# load_images imports every image the kubelet would otherwise pull into every
+# load_images imports images the kubelet would otherwise pull into every
 # hosting node's containerd (management Pods and node Pods may land on any),
 # the nodes at once.
-load_images() {
+load_images() { # load_images <image.tar...>
   local dir pid pids=()
   source_hosting_env
   for dir in "$state" ${EXTRA_ZONES:+$(printf "$state/nodes/%s " $EXTRA_ZONES)}; do
-    import_images "$dir/containerd/containerd.sock" &
+    import_images "$dir/containerd/containerd.sock" "$@" &
     pids+=($!)
   done
   for pid in "${pids[@]}"; do wait "$pid" || die "importing the images failed"; done
 }
 
-import_images() { # import_images <containerd socket>
-  local tar
-  for tar in "$NODE_IMAGE_TAR" ${PREVIOUS_NODE_IMAGE_TAR:+"$PREVIOUS_NODE_IMAGE_TAR"} "$MANAGEMENT"/images/*.tar; do
-    log "importing $(basename "$tar") into ${1#"$state"/}"
-    ctr --address "$1" --namespace k8s.io images import "$tar" >/dev/null
+import_images() { # import_images <containerd socket> <image.tar...>
+  local sock=$1 tar
+  shift
+  for tar in "$@"; do
+    log "importing $(basename "$tar") into ${sock#"$state"/}"
+    ctr --address "$sock" --namespace k8s.io images import "$tar" >/dev/null
   done
 }
 
@@ -206,13 +207,19 @@ ENV
 }
 
 up() {
-  local start=$SECONDS
+  local start=$SECONDS node_images
   build
   "$here/hosting/hosting-cluster.sh" up
-  load_images
+  load_images "$MANAGEMENT"/images/*.tar
+  # The node images (over a GB each, a minute and a half to unpack on three
+  # nodes) only workload clusters need: they unpack while the management
+  # components start.
+  load_images "$NODE_IMAGE_TAR" ${PREVIOUS_NODE_IMAGE_TAR:+"$PREVIOUS_NODE_IMAGE_TAR"} &
+  node_images=$!
   clusterctl_init
   request_controller_cpu
   wait_webhooks
+  wait "$node_images" || die "importing the node images failed"
   write_env
   log "environment up in $((SECONDS - start))s; settings in $state/e2e.env"
 }
