@@ -40,6 +40,8 @@ kubectl_() { "$BIN/kubectl" --kubeconfig "$S/kubeconfig" "$@"; }
 
 # shellcheck source=../nodes.sh
 source "$here/../nodes.sh"
+# shellcheck source=../processes.sh
+source "$here/../processes.sh"
 
 load() {
   [ -f "$S/env" ] || die "no hosting cluster at $S: run hosting-cluster.sh up (or env.sh up) first"
@@ -286,7 +288,7 @@ wait_ready() {
 up() {
   local vm programs start=$SECONDS
   load
-  if [ -f "$S/pids/qemu-v2.pid" ] && kill -0 "$(cat "$S/pids/qemu-v2.pid")" 2>/dev/null; then
+  if pid_of qemu-v2 >/dev/null; then
     log "already running"
     return 0
   fi
@@ -309,17 +311,8 @@ up() {
 # garbage collector), and `up` can join it again. Under the software CPU even
 # an idle VM keeps most of a host core busy.
 down() {
-  local pid
   load
-  if [ -f "$S/pids/qemu-v2.pid" ]; then
-    pid=$(cat "$S/pids/qemu-v2.pid")
-    if grep -qa qemu-system "/proc/$pid/cmdline" 2>/dev/null; then
-      kill "$pid"
-      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-      kill -9 "$pid" 2>/dev/null || true
-    fi
-    rm -f "$S/pids/qemu-v2.pid"
-  fi
+  stop_components qemu-v2
   kubectl_ delete node "$VM_NAME" --ignore-not-found --wait=false >/dev/null
   rm -rf "$D"
   log "VM stopped, Node $VM_NAME and the disks removed"
