@@ -255,9 +255,11 @@ boot() {
 # console), when its Node registered and when it was Ready.
 wait_ready() {
   local start=$1 timeout=${CAPK_VM_JOIN_TIMEOUT:-900} booted="" registered="" status pid report runtime
+  # kill -0, not pid_of: until setsid has run qemu, the PID's command line is
+  # this script's, not one naming the state folder.
   pid=$(cat "$S/pids/qemu-v2.pid")
   while [ $((SECONDS - start)) -lt "$timeout" ]; do
-    kill -0 "$pid" 2>/dev/null || { tail -30 "$S/logs/qemu-v2.log" "$S/logs/vm-v2.console" >&2; die "qemu exited"; }
+    kill -0 "$pid" 2>/dev/null || { tail -n 30 "$S/logs/qemu-v2.log" "$S/logs/vm-v2.console" >&2; die "qemu exited"; }
     report=$(grep -a -o -m1 'CAPK-VM-REPORT .*' "$S/logs/vm-v2.console" 2>/dev/null | tr -d '\r' || true)
     if [ -z "$booted" ] && [ -n "$report" ]; then
       booted=$((SECONDS - start))
