@@ -97,7 +97,8 @@ func TestCgroupV2HostingNode(t *testing.T) {
 // it with `env.sh vm-node` first when the environment has none, and then
 // stopping it when the test ends (unless CAPK_E2E_KEEP=1): under the software
 // CPU even an idle VM keeps most of a host core busy, which the tests run
-// after or beside this one (.ci/run: Cluster API's specs) would miss.
+// after or beside this one (.ci/run: make test-e2e's, then Cluster API's
+// specs) would miss.
 func cgroupV2Node(ctx context.Context, t *testing.T, g Gomega) string {
 	nodes := &corev1.NodeList{}
 	g.Expect(env.client.List(ctx, nodes, client.MatchingLabels{cgroupV2Label: cgroupV2Value})).To(Succeed())
